@@ -1,0 +1,5 @@
+"""`python -m solidcoder` runs the command line."""
+
+from solidcoder.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Running untrusted programs: the sandbox pool, the judges and the variable tracer."""
