@@ -1,0 +1,98 @@
+"""Turn a `--model` spec into a `Model`, and give each pipeline role (coder, judge, ...) its own model.
+
+Spec rules:
+  none / "local"                 -> embedded llama.cpp with a GGUF found by `llamacpp.find_gguf`
+  "PATH.gguf"                    -> embedded llama.cpp with that file
+  "openai/NAME" + api_base       -> OpenAI-compatible client (vLLM, llama.cpp server, Ollama's /v1)
+  anything else (+ api_base)     -> litellm ("gpt-4o-mini", "anthropic/claude-3-5-sonnet-latest", ...)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from solidcoder.errors import BadInput
+from solidcoder.models.base import Budget, Model
+from solidcoder.models.retry import RetryPolicy
+from solidcoder.models.settings import SettingsTable, load_settings
+
+DEFAULT_ROLE = "default"
+
+
+@dataclass
+class ModelOptions:
+    """What every model of a run shares: where to connect, how to retry, and one budget for all of them."""
+
+    api_base: str | None = None
+    api_key: str | None = None
+    gguf: Path | None = None
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    budget: Budget = field(default_factory=Budget)
+    settings: SettingsTable | None = None
+
+    def table(self) -> SettingsTable:
+        if self.settings is None:
+            self.settings = load_settings()
+        return self.settings
+
+
+def make_model(spec: str | None, options: ModelOptions | None = None) -> Model:
+    """The backend for `spec` (see the module docstring)."""
+    options = options or ModelOptions()
+    if not spec or spec == "local" or spec.endswith(".gguf"):
+        return _embedded(Path(spec) if spec and spec.endswith(".gguf") else options.gguf, options)
+    settings = options.table().get(spec)
+    if spec.startswith("openai/") and options.api_base:
+        from solidcoder.models.openai_compat import OpenAICompatModel
+
+        name = spec.removeprefix("openai/")
+        return OpenAICompatModel(name, options.api_base, settings, options.policy, options.budget, options.api_key)
+    from solidcoder.models.litellm_backend import LiteLLMModel
+
+    return LiteLLMModel(spec, settings, options.policy, options.budget, options.api_base)
+
+
+def _embedded(gguf: Path | None, options: ModelOptions) -> Model:
+    from solidcoder.models.llamacpp import LlamaCppModel, find_gguf, import_llama_cpp
+
+    path = find_gguf(gguf)
+    import_llama_cpp()  # fail now, with install advice, rather than at the first call
+    # In-process calls have no transient failures worth retrying.
+    policy = RetryPolicy(attempts=1, timeout_s=options.policy.timeout_s)
+    return LlamaCppModel(path, options.table().get(path.stem), policy, options.budget)
+
+
+def parse_role_specs(values: list[str]) -> dict[str, str]:
+    """["gpt-4o-mini", "judge=gpt-4o"] -> {"default": "gpt-4o-mini", "judge": "gpt-4o"}."""
+    specs: dict[str, str] = {}
+    for value in values:
+        role, sep, spec = value.partition("=")
+        role, spec = (role, spec) if sep else (DEFAULT_ROLE, value)
+        if not role or not spec:
+            raise BadInput(f"--model {value!r}: expected MODEL or ROLE=MODEL")
+        specs[role.strip()] = spec.strip()
+    return specs
+
+
+class ModelRoster:
+    """Models by pipeline role; a role without its own model uses the default one."""
+
+    def __init__(self, by_role: dict[str, Model]):
+        if DEFAULT_ROLE not in by_role:
+            raise ValueError("a roster needs a default model")
+        self.by_role = by_role
+
+    def for_role(self, role: str) -> Model:
+        return self.by_role.get(role, self.by_role[DEFAULT_ROLE])
+
+
+def make_roster(specs: dict[str, str | None], options: ModelOptions | None = None) -> ModelRoster:
+    """One model per role; roles naming the same spec share one instance (a local model loads once)."""
+    options = options or ModelOptions()
+    specs = {DEFAULT_ROLE: None, **specs}
+    built: dict[str | None, Model] = {}
+    for spec in specs.values():
+        if spec not in built:
+            built[spec] = make_model(spec, options)
+    return ModelRoster({role: built[spec] for role, spec in specs.items()})

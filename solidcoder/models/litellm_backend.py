@@ -1,0 +1,84 @@
+"""Backend for API providers through litellm (extra `api`): "anthropic/claude-...", "gpt-4o", "deepseek/..." etc.
+
+`import litellm` takes seconds, so it happens on the first call, never at import time. litellm's own retries are
+off; our policy in `retry.py` is the only one. Its exceptions subclass openai's, so errors are translated by
+`openai_compat.translate_error`. Cost comes from our settings table when it prices the model, else from litellm.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from solidcoder.errors import BadInput
+from solidcoder.models.backend import ChatBackend, Reply, Request
+from solidcoder.models.base import Budget
+from solidcoder.models.openai_compat import parse_response, translate_error
+from solidcoder.models.retry import RetryPolicy
+from solidcoder.models.settings import ModelSettings
+
+
+def import_litellm() -> Any:
+    # Without this, importing litellm tries to download a price table, which stalls for seconds when offline.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import litellm
+    except ImportError:
+        raise BadInput("API models need litellm: pip install 'solidcoder[api]'") from None
+    return litellm
+
+
+class LiteLLMModel(ChatBackend):
+    """A model reached through litellm; `api_base` optionally points it at a specific server."""
+
+    where = "litellm"
+
+    def __init__(
+        self,
+        name: str,
+        settings: ModelSettings,
+        policy: RetryPolicy,
+        budget: Budget | None = None,
+        api_base: str | None = None,
+    ):
+        super().__init__(name, settings, policy, budget)
+        self.api_base = api_base
+        self._litellm = import_litellm()
+
+    def _send(self, request: Request) -> Reply:
+        try:
+            response = self._litellm.completion(**self._body(request))
+        except Exception as exc:
+            raise translate_error(exc, self._what()) from exc
+        return self._priced(response)
+
+    async def _asend(self, request: Request) -> Reply:
+        try:
+            response = await self._litellm.acompletion(**self._body(request))
+        except Exception as exc:
+            raise translate_error(exc, self._what()) from exc
+        return self._priced(response)
+
+    def _body(self, request: Request) -> dict[str, Any]:
+        body = {
+            "model": self.name,
+            "messages": request.messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "timeout": self.policy.timeout_s,
+            "num_retries": 0,
+            "max_retries": 0,
+        }
+        if self.api_base:
+            body["api_base"] = self.api_base
+        return body
+
+    def _priced(self, response: Any) -> Reply:
+        reply = parse_response(response, self._what())
+        if self.settings.cost_per_input_token or self.settings.cost_per_output_token:
+            return reply
+        try:
+            cost = float(self._litellm.completion_cost(completion_response=response))
+        except Exception:  # litellm raises for models it cannot price (local, custom); those cost what we say: 0
+            cost = None
+        return Reply(reply.text, reply.prompt_tokens, reply.completion_tokens, reply.finish_reason, cost)

@@ -1,0 +1,152 @@
+"""The embedded default: a GGUF model run in-process by llama.cpp (extra `local`), and how we find one.
+
+Finding a model, in order: `--gguf PATH`, `$SOLIDCODER_GGUF`, a `.gguf` shipped inside an installed Python package,
+one already in the cache directory, then a download from the Hugging Face hub into that cache. Offline with
+nothing found, `BadInput` says how to provide a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from solidcoder.errors import BadInput
+from solidcoder.models.backend import ChatBackend, Reply, Request
+from solidcoder.models.base import Budget, ModelFatalError
+from solidcoder.models.retry import RetryPolicy
+from solidcoder.models.settings import ModelSettings
+
+DEFAULT_REPO = "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"
+DEFAULT_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+NO_MODEL_HELP = (
+    "no local model found; pass --gguf PATH, set SOLIDCODER_GGUF, or use --model openai/NAME --api-base URL "
+    "(see `solidcoder serve`) or an API model such as --model gpt-4o-mini"
+)
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "solidcoder" / "models"
+
+
+def find_gguf(
+    explicit: Path | None = None,
+    *,
+    cache: Path | None = None,
+    search_path: list[str] | None = None,
+    download: bool = True,
+) -> Path:
+    """The GGUF file to load, following the documented order; raises `BadInput` when there is none."""
+    for given, source in ((explicit, "--gguf"), (os.environ.get("SOLIDCODER_GGUF"), "SOLIDCODER_GGUF")):
+        if given:
+            return _existing(Path(given), source)
+    cache = cache or cache_dir()
+    found = packaged_gguf(search_path) or cached_gguf(cache)
+    if found:
+        return found
+    if not download:
+        raise BadInput(NO_MODEL_HELP)
+    return download_default(cache)
+
+
+def _existing(path: Path, source: str) -> Path:
+    if not path.is_file():
+        raise BadInput(f"{source}: no such GGUF file: {path}")
+    return path
+
+
+def packaged_gguf(search_path: list[str] | None = None) -> Path | None:
+    """A .gguf listed in an installed distribution's RECORD (model packages ship weights this way)."""
+    for dist in metadata.distributions(path=search_path if search_path is not None else sys.path):
+        for file in dist.files or ():
+            if file.name.endswith(".gguf"):
+                located = Path(str(dist.locate_file(file)))
+                if located.is_file():
+                    return located
+    return None
+
+
+def cached_gguf(cache: Path) -> Path | None:
+    """The default model if it is cached, else any cached GGUF (sorted, so the choice is stable)."""
+    if (cache / DEFAULT_FILE).is_file():
+        return cache / DEFAULT_FILE
+    found = sorted(cache.glob("*.gguf")) if cache.is_dir() else []
+    return found[0] if found else None
+
+
+def download_default(cache: Path, repo: str = DEFAULT_REPO, filename: str = DEFAULT_FILE) -> Path:
+    """Fetch the default GGUF from the Hugging Face hub into `cache`; any failure becomes the no-model help."""
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        hint = "(downloading needs huggingface_hub: pip install 'solidcoder[local]')"
+        raise BadInput(f"{NO_MODEL_HELP} {hint}") from None
+    try:
+        return Path(hf_hub_download(repo_id=repo, filename=filename, local_dir=str(cache)))
+    except Exception as exc:  # offline, hub down, file gone: all mean "no model", and the user must act
+        raise BadInput(f"{NO_MODEL_HELP} (download of {repo}/{filename} failed: {type(exc).__name__})") from None
+
+
+def import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError:
+        hint = "running a GGUF in-process needs llama-cpp-python: pip install 'solidcoder[local]'"
+        raise BadInput(f"{hint}; or {NO_MODEL_HELP}") from None
+    return llama_cpp
+
+
+class LlamaCppModel(ChatBackend):
+    """A GGUF loaded once, on first use; calls are serialised because a `Llama` object is not thread-safe."""
+
+    where = "llama.cpp in-process"
+
+    def __init__(
+        self,
+        gguf: Path,
+        settings: ModelSettings,
+        policy: RetryPolicy,
+        budget: Budget | None = None,
+        n_threads: int | None = None,
+    ):
+        super().__init__(gguf.stem, settings, policy, budget)
+        self.gguf = gguf
+        self.n_threads = n_threads
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    def _send(self, request: Request) -> Reply:
+        with self._lock:
+            if self._llama is None:
+                self._llama = self._load()
+            try:
+                out = self._llama.create_chat_completion(
+                    messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens
+                )
+            except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
+                raise ModelFatalError(f"{self._what()}: {exc}; shorten the input or raise context_window") from exc
+        choice, usage = out["choices"][0], out.get("usage") or {}
+        return Reply(
+            text=choice["message"].get("content"),
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    async def _asend(self, request: Request) -> Reply:
+        # Inference blocks; a worker thread keeps the event loop free for other coroutines.
+        return await asyncio.to_thread(self._send, request)
+
+    def _load(self) -> Any:
+        llama_cpp = import_llama_cpp()
+        try:
+            return llama_cpp.Llama(
+                model_path=str(self.gguf), n_ctx=self.settings.context_window, n_threads=self.n_threads, verbose=False
+            )
+        except ValueError as exc:
+            raise BadInput(f"cannot load GGUF {self.gguf}: {exc}") from None
