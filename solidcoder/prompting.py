@@ -1,0 +1,201 @@
+"""Prompt templates: Jinja2 files users can read, copy and override, rendered strictly.
+
+Lookup order (first hit wins): `--prompts DIR`, `$SOLIDCODER_PROMPTS`, the user config directory
+(`$XDG_CONFIG_HOME/solidcoder/prompts`, else `~/.config/solidcoder/prompts`), then the built-ins shipped with the
+package. A template is named by its path without `.j2`, e.g. "stages/code". Rendering uses StrictUndefined, so a
+missing variable is an error, never a silently empty prompt. A rendered template becomes chat messages by marker
+lines `=== system ===`, `=== user ===`, `=== assistant ===` (see prompts/README.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from solidcoder.errors import BadInput
+from solidcoder.models.base import Message
+
+SUFFIX = ".j2"
+_MARKER = re.compile(r"^=== (system|user|assistant) ===[ \t]*$", re.MULTILINE)
+
+_COMMON = {"problem", "language", "io_mode", "entry_point"}
+
+# What each built-in template is rendered with. All values are strings; `io_mode` is "call" (a function is
+# called with arguments) or "stdin" (a program reads stdin and writes stdout); `entry_point` is "" for stdin.
+TEMPLATE_VARIABLES: dict[str, set[str]] = {
+    "stages/shift_left_plan": {"problem", "language", "io_mode"},
+    "stages/plan_simulate": {"problem", "plan", "sample_input", "sample_output"},
+    "stages/code": _COMMON | {"plan"},
+    "stages/simulate": {"problem", "code", "sample_input", "sample_output"},
+    "stages/oracle": {"problem", "code", "io_mode", "entry_point"},
+    "stages/oracle_judge": {"problem", "test", "io_mode"},
+    "stages/debug": {"problem", "code", "language", "failing_input", "expected_output", "actual_output", "trace"},
+    "strategies/direct": _COMMON,
+    "strategies/cot": _COMMON,
+    "strategies/self_planning": _COMMON,
+    "strategies/analogical": _COMMON,
+    "strategies/mapcoder_retrieval": {"problem", "language", "count"},
+    "strategies/mapcoder_planning": {"problem", "language", "example"},
+    "strategies/mapcoder_coding": _COMMON | {"plan"},
+    "strategies/mapcoder_debugging": {"problem", "language", "plan", "code", "test_report"},
+    "strategies/codesim_planning": {"problem", "language"},
+    "strategies/codesim_debugging": {"problem", "language", "plan", "code", "test_report"},
+}
+
+
+def builtin_dir() -> Path:
+    """Built-ins: `solidcoder/prompts` in a wheel, the repository's top-level `prompts/` in a source checkout."""
+    package = Path(__file__).resolve().parent
+    installed = package / "prompts"
+    return installed if installed.is_dir() else package.parent / "prompts"
+
+
+def user_dir() -> Path:
+    config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config_home) / "solidcoder" / "prompts"
+
+
+@dataclass(frozen=True)
+class PromptSource:
+    name: str
+    path: Path
+    origin: str  # "--prompts", "SOLIDCODER_PROMPTS", "user config", "built-in"
+
+
+class PromptLibrary:
+    """The templates visible under one lookup order, and strict rendering of them."""
+
+    def __init__(self, dirs: list[tuple[str, Path]]):
+        self.dirs = dirs
+        loaders = [jinja2.FileSystemLoader(str(path)) for _, path in dirs]
+        self.env = jinja2.Environment(
+            loader=jinja2.ChoiceLoader(loaders),
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+            autoescape=False,  # prompts are plain text, not HTML
+        )
+
+    @classmethod
+    def from_env(cls, prompts_dir: Path | None = None) -> PromptLibrary:
+        """The standard lookup order; `prompts_dir` is the `--prompts` option."""
+        dirs: list[tuple[str, Path]] = []
+        if prompts_dir is not None:
+            if not prompts_dir.is_dir():
+                raise BadInput(f"--prompts: no such directory: {prompts_dir}")
+            dirs.append(("--prompts", prompts_dir))
+        env_dir = os.environ.get("SOLIDCODER_PROMPTS")
+        if env_dir:
+            if not Path(env_dir).is_dir():
+                raise BadInput(f"SOLIDCODER_PROMPTS: no such directory: {env_dir}")
+            dirs.append(("SOLIDCODER_PROMPTS", Path(env_dir)))
+        if user_dir().is_dir():
+            dirs.append(("user config", user_dir()))
+        dirs.append(("built-in", builtin_dir()))
+        return cls(dirs)
+
+    def sources(self) -> list[PromptSource]:
+        """Every visible template with the file that wins for its name, sorted by name."""
+        found: dict[str, PromptSource] = {}
+        for origin, root in self.dirs:
+            for path in sorted(root.rglob(f"*{SUFFIX}")):
+                name = path.relative_to(root).as_posix().removesuffix(SUFFIX)
+                found.setdefault(name, PromptSource(name, path, origin))
+        return [found[name] for name in sorted(found)]
+
+    def source(self, name: str) -> PromptSource:
+        for src in self.sources():
+            if src.name == name:
+                return src
+        raise BadInput(f"unknown prompt {name!r}; `solidcoder prompts list` shows the available ones")
+
+    def template(self, name: str) -> jinja2.Template:
+        try:
+            return self.env.get_template(name + SUFFIX)
+        except jinja2.TemplateNotFound:
+            raise BadInput(f"unknown prompt {name!r}; `solidcoder prompts list` shows the available ones") from None
+        except jinja2.TemplateSyntaxError as exc:
+            raise BadInput(f"{exc.filename or name}:{exc.lineno}: template syntax error: {exc.message}") from None
+
+    def render(self, name: str, **variables: Any) -> str:
+        template = self.template(name)
+        try:
+            return template.render(**variables)
+        except jinja2.UndefinedError as exc:
+            raise BadInput(_undefined_message(template, exc)) from None
+
+    def messages(self, name: str, **variables: Any) -> list[Message]:
+        return split_messages(self.render(name, **variables))
+
+    def export(self, dest: Path) -> list[Path]:
+        """Copy every visible template (the winning file for each name) under `dest`, keeping names."""
+        written = []
+        for src in self.sources():
+            target = dest / (src.name + SUFFIX)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src.path, target)
+            written.append(target)
+        return written
+
+
+def split_messages(text: str) -> list[Message]:
+    """Split rendered text at marker lines; text without markers is one user message."""
+    parts = _MARKER.split(text)
+    if len(parts) == 1:
+        return [Message("user", text.strip())]
+    if parts[0].strip():
+        raise BadInput(f"prompt has text before its first '=== role ===' marker: {parts[0].strip()[:60]!r}")
+    pairs = zip(parts[1::2], parts[2::2], strict=True)
+    return [Message(role, body.strip()) for role, body in pairs if body.strip()]
+
+
+def _undefined_message(template: jinja2.Template, exc: jinja2.UndefinedError) -> str:
+    filename = template.filename or template.name
+    line = next(
+        (f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__)) if f.filename == template.filename),
+        None,
+    )
+    where = f"{filename}:{line}" if line else filename
+    return f"{where}: template uses an unknown variable: {exc.message}"
+
+
+def sample_variables(name: str, io_mode: str = "call") -> dict[str, str]:
+    """Placeholder values for every variable `name` receives, e.g. {"problem": "<problem>"}."""
+    values = {var: f"<{var}>" for var in TEMPLATE_VARIABLES[name]}
+    if "io_mode" in values:
+        values["io_mode"] = io_mode
+    if "entry_point" in values:
+        values["entry_point"] = "solve" if io_mode == "call" else ""
+    return values
+
+
+def check_templates(library: PromptLibrary) -> list[str]:
+    """Render every known template in both I/O modes; raise `BadInput` at the first broken one."""
+    for name in TEMPLATE_VARIABLES:
+        _check_declared(library, name)
+        for mode in ("call", "stdin"):
+            library.messages(name, **sample_variables(name, mode))
+    return list(TEMPLATE_VARIABLES)
+
+
+def _check_declared(library: PromptLibrary, name: str) -> None:
+    """Catch unknown variables even inside branches that sample values do not reach."""
+    from jinja2 import meta
+
+    path = library.source(name).path
+    source = path.read_text()
+    try:
+        used = meta.find_undeclared_variables(library.env.parse(source))
+    except jinja2.TemplateSyntaxError as exc:
+        raise BadInput(f"{path}:{exc.lineno}: template syntax error: {exc.message}") from None
+    unknown = sorted(used - TEMPLATE_VARIABLES[name])
+    if unknown:
+        line = next((i for i, text in enumerate(source.splitlines(), 1) if unknown[0] in text), 1)
+        known = ", ".join(sorted(TEMPLATE_VARIABLES[name]))
+        raise BadInput(f"{path}:{line}: template uses an unknown variable {unknown[0]!r}; {name} receives: {known}")

@@ -1,0 +1,67 @@
+"""`solidcoder prompts ...` in real subprocesses: output, overrides and exit codes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from solidcoder.prompting import TEMPLATE_VARIABLES
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, tmp_path, extra_env=None):
+    env = {k: v for k, v in os.environ.items() if k != "SOLIDCODER_PROMPTS"}
+    env.update({"XDG_CONFIG_HOME": str(tmp_path / "config"), **(extra_env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "solidcoder", *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=60
+    )
+
+
+def test_list_shows_every_template_and_override_origin(tmp_path):
+    override = tmp_path / "mine" / "stages"
+    override.mkdir(parents=True)
+    (override / "code.j2").write_text("=== user ===\n{{ problem }}\n")
+    done = cli("prompts", "list", "--prompts", str(tmp_path / "mine"), tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines()}
+    assert set(lines) == set(TEMPLATE_VARIABLES)
+    assert "--prompts" in lines["stages/code"] and str(override / "code.j2") in lines["stages/code"]
+    assert "built-in" in lines["stages/debug"]
+
+
+def test_show_prints_the_template(tmp_path):
+    done = cli("prompts", "show", "stages/oracle_judge", tmp_path=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout == (REPO / "prompts" / "stages" / "oracle_judge.j2").read_text()
+
+
+def test_show_unknown_name_exits_2(tmp_path):
+    done = cli("prompts", "show", "stages/nope", tmp_path=tmp_path)
+    assert done.returncode == 2
+    expected = "error: unknown prompt 'stages/nope'; `solidcoder prompts list` shows the available ones"
+    assert done.stderr.strip() == expected
+
+
+def test_export_then_check_round_trip(tmp_path):
+    out = tmp_path / "exported"
+    assert cli("prompts", "export", str(out), tmp_path=tmp_path).returncode == 0
+    assert len(list(out.rglob("*.j2"))) == len(TEMPLATE_VARIABLES)
+    done = cli("prompts", "check", "--prompts", str(out), tmp_path=tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (0, f"{len(TEMPLATE_VARIABLES)} templates render")
+
+
+def test_check_reports_broken_override_with_exit_2(tmp_path):
+    broken = tmp_path / "broken" / "stages"
+    broken.mkdir(parents=True)
+    (broken / "simulate.j2").write_text("=== user ===\n{{ problem }}\n{{ sample_inptu }}\n")
+    done = cli("prompts", "check", tmp_path=tmp_path, extra_env={"SOLIDCODER_PROMPTS": str(tmp_path / "broken")})
+    assert done.returncode == 2
+    assert f"{broken / 'simulate.j2'}:3:" in done.stderr and "sample_inptu" in done.stderr
+    syntax = tmp_path / "syntax" / "stages"
+    syntax.mkdir(parents=True)
+    (syntax / "code.j2").write_text("=== user ===\n{{ problem \n")
+    done = cli("prompts", "check", "--prompts", str(tmp_path / "syntax"), tmp_path=tmp_path)
+    assert done.returncode == 2 and f"{syntax / 'code.j2'}:" in done.stderr and "syntax error" in done.stderr

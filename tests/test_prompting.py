@@ -1,0 +1,133 @@
+"""Prompt templates: every one renders with what its stage passes, overrides follow the lookup order, errors name
+the file, line and variable."""
+
+from __future__ import annotations
+
+import pytest
+from jinja2 import meta
+
+from solidcoder.errors import BadInput
+from solidcoder.models.base import Message
+from solidcoder.prompting import (
+    TEMPLATE_VARIABLES,
+    PromptLibrary,
+    builtin_dir,
+    check_templates,
+    sample_variables,
+    split_messages,
+)
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    """No user overrides from this machine leak in: empty config home, no SOLIDCODER_PROMPTS."""
+    monkeypatch.delenv("SOLIDCODER_PROMPTS", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    return tmp_path
+
+
+def write(root, name, text):
+    path = root / f"{name}.j2"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_registry_lists_exactly_the_builtin_templates(clean_env):
+    names = {src.name for src in PromptLibrary.from_env().sources()}
+    assert names == set(TEMPLATE_VARIABLES)
+    assert all(src.origin == "built-in" for src in PromptLibrary.from_env().sources())
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATE_VARIABLES))
+def test_template_uses_exactly_its_declared_variables(name, clean_env):
+    library = PromptLibrary.from_env()
+    source = (builtin_dir() / f"{name}.j2").read_text()
+    assert meta.find_undeclared_variables(library.env.parse(source)) == TEMPLATE_VARIABLES[name]
+
+
+@pytest.mark.parametrize("io_mode", ["call", "stdin"])
+@pytest.mark.parametrize("name", sorted(TEMPLATE_VARIABLES))
+def test_template_renders_to_system_and_user_messages(name, io_mode, clean_env):
+    messages = PromptLibrary.from_env().messages(name, **sample_variables(name, io_mode))
+    assert [m.role for m in messages] == ["system", "user"]
+    assert "<problem>" in messages[1].content or "<problem>" in messages[0].content
+    assert all(m.content and "{{" not in m.content and "{%" not in m.content for m in messages)
+
+
+def test_io_mode_changes_the_instructions(clean_env):
+    library = PromptLibrary.from_env()
+    call = library.render("stages/code", **sample_variables("stages/code", "call"))
+    stdin = library.render("stages/code", **sample_variables("stages/code", "stdin"))
+    assert "function named `solve`" in call and "standard input" not in call
+    assert "standard input" in stdin and "`solve`" not in stdin
+
+
+def test_lookup_order_prompts_dir_then_env_then_user_config_then_builtin(monkeypatch, clean_env):
+    flag_dir, env_dir, user_root = clean_env / "flag", clean_env / "env", clean_env / "config"
+    for root, tag in ((flag_dir, "flag"), (env_dir, "env"), (user_root / "solidcoder" / "prompts", "user")):
+        write(root, "stages/code", f"from {tag}")
+        write(root, f"only/{tag}", f"only {tag}")
+    monkeypatch.setenv("SOLIDCODER_PROMPTS", str(env_dir))
+    full = PromptLibrary.from_env(flag_dir)
+    assert full.render("stages/code") == "from flag"
+    assert [full.render(f"only/{t}") for t in ("flag", "env", "user")] == ["only flag", "only env", "only user"]
+    assert full.source("stages/code").origin == "--prompts"
+    assert full.source("stages/debug").origin == "built-in"
+    assert PromptLibrary.from_env().render("stages/code") == "from env"
+    monkeypatch.delenv("SOLIDCODER_PROMPTS")
+    assert PromptLibrary.from_env().render("stages/code") == "from user"
+    (user_root / "solidcoder" / "prompts" / "stages" / "code.j2").unlink()
+    assert PromptLibrary.from_env().render("stages/code", **sample_variables("stages/code")).startswith("=== system")
+
+
+def test_missing_prompts_dir_is_bad_input(clean_env):
+    with pytest.raises(BadInput, match="--prompts: no such directory"):
+        PromptLibrary.from_env(clean_env / "nope")
+
+
+def test_unknown_variable_names_file_line_and_variable(clean_env):
+    path = write(clean_env / "p", "stages/code", "=== user ===\n{{ problem }}\n{{ planz }}\n")
+    with pytest.raises(BadInput) as info:
+        PromptLibrary.from_env(clean_env / "p").render("stages/code", problem="x")
+    assert f"{path}:3:" in str(info.value) and "'planz' is undefined" in str(info.value)
+
+
+def test_syntax_error_names_file_and_line(clean_env):
+    path = write(clean_env / "p", "stages/code", "=== user ===\nok\n{% if problem %}\nno end\n")
+    with pytest.raises(BadInput, match=rf"{path}:\d+: template syntax error"):
+        PromptLibrary.from_env(clean_env / "p").render("stages/code", problem="x")
+
+
+def test_check_finds_unknown_variable_in_a_branch_not_taken(clean_env):
+    text = "=== user ===\n{{ problem }}\n{% if io_mode == 'nope' %}\n{{ secret }}\n{% endif %}\n"
+    path = write(clean_env / "p", "strategies/direct", text)
+    with pytest.raises(BadInput, match=rf"{path}:4: template uses an unknown variable 'secret'"):
+        check_templates(PromptLibrary.from_env(clean_env / "p"))
+
+
+def test_unknown_template_is_bad_input(clean_env):
+    with pytest.raises(BadInput, match="unknown prompt 'stages/nope'"):
+        PromptLibrary.from_env().render("stages/nope")
+
+
+def test_split_messages():
+    text = "=== system ===\nbe exact\n=== user ===\nline 1\n=== not a marker\n=== assistant ===\nok\n"
+    assert split_messages(text) == [
+        Message("system", "be exact"),
+        Message("user", "line 1\n=== not a marker"),
+        Message("assistant", "ok"),
+    ]
+    assert split_messages("just a question\n") == [Message("user", "just a question")]
+    with pytest.raises(BadInput, match="before its first"):
+        split_messages("stray\n=== user ===\nhi")
+
+
+def test_export_copies_the_winning_files(clean_env):
+    override = clean_env / "p"
+    write(override, "stages/code", "mine")
+    written = PromptLibrary.from_env(override).export(clean_env / "out")
+    assert len(written) == len(TEMPLATE_VARIABLES)
+    assert (clean_env / "out" / "stages" / "code.j2").read_text() == "mine"
+    builtin = (builtin_dir() / "stages" / "debug.j2").read_text()
+    assert (clean_env / "out" / "stages" / "debug.j2").read_text() == builtin
