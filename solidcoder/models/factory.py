@@ -50,7 +50,7 @@ def make_model(spec: str | None, options: ModelOptions | None = None) -> Model:
         return OpenAICompatModel(name, options.api_base, settings, options.policy, options.budget, options.api_key)
     from solidcoder.models.litellm_backend import LiteLLMModel
 
-    return LiteLLMModel(spec, settings, options.policy, options.budget, options.api_base)
+    return LiteLLMModel(spec, settings, options.policy, options.budget, options.api_base, options.api_key)
 
 
 def _embedded(gguf: Path | None, options: ModelOptions) -> Model:

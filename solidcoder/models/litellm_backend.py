@@ -25,6 +25,7 @@ def import_litellm() -> Any:
         import litellm
     except ImportError:
         raise BadInput("API models need litellm: pip install 'solidcoder[api]'") from None
+    litellm.suppress_debug_info = True  # our error messages already say what happened
     return litellm
 
 
@@ -40,9 +41,11 @@ class LiteLLMModel(ChatBackend):
         policy: RetryPolicy,
         budget: Budget | None = None,
         api_base: str | None = None,
+        api_key: str | None = None,
     ):
         super().__init__(name, settings, policy, budget)
         self.api_base = api_base
+        self.api_key = api_key
         self._litellm = import_litellm()
 
     def _send(self, request: Request) -> Reply:
@@ -71,6 +74,10 @@ class LiteLLMModel(ChatBackend):
         }
         if self.api_base:
             body["api_base"] = self.api_base
+            # A self-hosted server usually needs no key, but litellm's openai provider refuses to send without one.
+            body["api_key"] = self.api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key-needed"
+        elif self.api_key:
+            body["api_key"] = self.api_key
         return body
 
     def _priced(self, response: Any) -> Reply:
