@@ -1,0 +1,105 @@
+"""A real model end to end: SmolLM2-135M through llama.cpp in-process, through `python -m llama_cpp.server`, and
+through `solidcoder serve` (started, used, stopped with Ctrl-C). Skipped only when llama-cpp-python is absent."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from solidcoder.models import Budget, Message
+from solidcoder.models.factory import ModelOptions, make_model
+from solidcoder.models.llamacpp import LlamaCppModel
+from solidcoder.models.retry import RetryPolicy
+from solidcoder.models.serve import ServeConfig, Server, probe_models
+from solidcoder.models.settings import load_settings
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[1]
+ASK = [Message("system", "You are a helpful assistant."), Message("user", "What is the capital of France?")]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(smollm_gguf):
+    """A real llama.cpp server started by our Server (so its health wait is exercised) and stopped after."""
+    if importlib.util.find_spec("uvicorn") is None:
+        pytest.skip("llama_cpp.server needs the server extra: pip install 'llama-cpp-python[server]'")
+    cfg = ServeConfig("llama-cpp", str(smollm_gguf), port=free_port(), n_ctx=1024, n_threads=2)
+    server = Server(cfg).start()
+    try:
+        served = server.wait_ready(timeout_s=180, poll_s=0.2)
+        yield cfg, served
+    finally:
+        server.stop()
+
+
+def test_in_process_chat_counts_tokens(smollm_gguf):
+    budget = Budget()
+    model = make_model(str(smollm_gguf), ModelOptions(budget=budget))
+    assert isinstance(model, LlamaCppModel)
+    done = model.complete(ASK, temperature=0.0, max_tokens=24)
+    assert done.text.strip()
+    assert done.prompt_tokens > 5 and 0 < done.completion_tokens <= 24
+    assert (done.cost_usd, budget.calls, budget.tokens) == (0.0, 1, done.total_tokens)
+    again = asyncio.run(model.acomplete(ASK, temperature=0.0, max_tokens=24))
+    assert again.text == done.text  # greedy decoding is deterministic
+
+
+def test_in_process_prompt_longer_than_context_is_fatal(smollm_gguf):
+    from solidcoder.models import ModelFatalError
+
+    settings = load_settings().get(smollm_gguf.stem)
+    model = LlamaCppModel(smollm_gguf, settings, RetryPolicy(attempts=1))
+    with pytest.raises(ModelFatalError, match="context"):
+        model.complete([Message("user", "word " * 5000)], max_tokens=8)
+
+
+def test_server_health_wait_and_chat_over_http(llama_server):
+    cfg, served = llama_server
+    assert served == [cfg.served_name]
+    options = ModelOptions(api_base=cfg.base_url, policy=RetryPolicy(attempts=2, timeout_s=120))
+    done = make_model(f"openai/{cfg.served_name}", options).complete(ASK, temperature=0.0, max_tokens=24)
+    assert done.text.strip()
+    assert done.prompt_tokens > 5 and 0 < done.completion_tokens <= 24
+    assert done.cost_usd == 0.0
+
+
+def test_serve_command_prints_flags_serves_and_stops_on_ctrl_c(smollm_gguf):
+    if importlib.util.find_spec("uvicorn") is None:
+        pytest.skip("llama_cpp.server needs the server extra: pip install 'llama-cpp-python[server]'")
+    port = free_port()
+    command = [sys.executable, "-m", "solidcoder", "serve", "--engine", "llama-cpp", str(smollm_gguf)]
+    command += ["--port", str(port), "--n-ctx", "1024", "--ready-timeout", "180"]
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if "Ctrl-C" in line or "error" in line:
+                break
+        output = "".join(lines)
+        url = f"http://127.0.0.1:{port}/v1"
+        assert f"ready at {url}" in output, output
+        assert f"--model openai/{smollm_gguf.stem} --api-base {url}" in output
+        assert probe_models(url) == [smollm_gguf.stem]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+        time.sleep(0.5)
+        assert probe_models(url, timeout_s=1) is None  # the server went down with it
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
