@@ -14,13 +14,15 @@ import re
 import shutil
 import traceback
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from solidcoder.errors import BadInput
 from solidcoder.models.base import Message
+
+if TYPE_CHECKING:
+    import jinja2
 
 SUFFIX = ".j2"
 _MARKER = re.compile(r"^=== (system|user|assistant) ===[ \t]*$", re.MULTILINE)
@@ -74,8 +76,14 @@ class PromptLibrary:
 
     def __init__(self, dirs: list[tuple[str, Path]]):
         self.dirs = dirs
-        loaders = [jinja2.FileSystemLoader(str(path)) for _, path in dirs]
-        self.env = jinja2.Environment(
+
+    @cached_property
+    def env(self) -> jinja2.Environment:
+        # Built on first use: `prompts list` never renders, and importing jinja2 costs ~50 ms of CLI startup.
+        import jinja2
+
+        loaders = [jinja2.FileSystemLoader(str(path)) for _, path in self.dirs]
+        return jinja2.Environment(
             loader=jinja2.ChoiceLoader(loaders),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
@@ -116,6 +124,8 @@ class PromptLibrary:
         raise BadInput(f"unknown prompt {name!r}; `solidcoder prompts list` shows the available ones")
 
     def template(self, name: str) -> jinja2.Template:
+        import jinja2
+
         try:
             return self.env.get_template(name + SUFFIX)
         except jinja2.TemplateNotFound:
@@ -124,6 +134,8 @@ class PromptLibrary:
             raise BadInput(f"{exc.filename or name}:{exc.lineno}: template syntax error: {exc.message}") from None
 
     def render(self, name: str, **variables: Any) -> str:
+        import jinja2
+
         template = self.template(name)
         try:
             return template.render(**variables)
@@ -186,6 +198,7 @@ def check_templates(library: PromptLibrary) -> list[str]:
 
 def _check_declared(library: PromptLibrary, name: str) -> None:
     """Catch unknown variables even inside branches that sample values do not reach."""
+    import jinja2
     from jinja2 import meta
 
     path = library.source(name).path
