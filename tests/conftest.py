@@ -35,3 +35,26 @@ def smollm_gguf() -> Path:
 
 
 # --- end of model layer fixtures -------------------------------------------------------------------------------
+
+
+# --- execution core fixtures (issue 2) -------------------------------------------------------------------------
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def sandbox_pool():
+    """One real sandbox pool (two zygote workers, every isolation layer on) shared by the execution tests."""
+    from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+
+    with SandboxPool(SandboxConfig(workers=2)) as pool:
+        yield pool
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared benchmark data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+# --- end of execution core fixtures ----------------------------------------------------------------------------

@@ -20,6 +20,8 @@ import ctypes.util
 import errno
 import os
 import resource
+import stat
+import sys
 from dataclasses import dataclass
 
 CLONE_NEWNS = 0x00020000
@@ -31,6 +33,10 @@ _CLONE_NS_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0
 _SIGCHLD = 17
 _SYS_CLONE = 56  # x86_64; other architectures fall back to os.fork (reported)
 _SYS_MOUNT_SETATTR = 442
+_SYS_OPEN_TREE = 428
+_SYS_MOVE_MOUNT = 429
+_OPEN_TREE_CLONE = 1
+_MOVE_MOUNT_F_EMPTY_PATH = 4
 _AT_RECURSIVE = 0x8000
 _MOUNT_ATTR_RDONLY = 0x1
 _MS_REC = 0x4000
@@ -142,11 +148,53 @@ def _isolate_filesystem(tmp_mb: int) -> Layer:
     try:
         _unshare(CLONE_NEWNS)
         _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
+        _expose_import_paths(sys.path)
         _remount_read_only()  # before the tmpfs, which must stay writable
         _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={tmp_mb}m,mode=1777")
         return Layer("filesystem", True, f"everything read-only except a private {tmp_mb} MiB tmpfs on /tmp")
     except OSError as exc:
         return Layer("filesystem", False, str(exc))
+
+
+def _blocked_ancestor(path: str) -> str | None:
+    """The highest directory on `path` that "other" users cannot traverse, if any."""
+    current = "/"
+    for part in path.strip("/").split("/"):
+        current = os.path.join(current, part)
+        if os.path.isdir(current) and not os.stat(current).st_mode & stat.S_IXOTH:
+            return current
+    return None
+
+
+def _expose_import_paths(paths: list[str]) -> None:
+    """Make the interpreter's import paths reachable by the unprivileged sandbox uid.
+
+    A Python installed under a private home (pyenv in /root, mode 700) is untraversable for other users, so
+    imports that were not preloaded would fail. Inside the zygote's own mount namespace we cover each such
+    directory with an empty tmpfs holding bind mounts of only the import paths under it: the rest of that home
+    (keys, caches, credentials) stays invisible. The host's view is unchanged.
+    """
+    groups: dict[str, list[str]] = {}
+    for path in sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)}):
+        blocked = _blocked_ancestor(path)
+        kept = groups.setdefault(blocked, []) if blocked and blocked != path else None
+        if kept is not None and not any(path.startswith(k + "/") for k in kept):
+            kept.append(path)
+    for blocked, keep in groups.items():
+        trees = [(path, _open_tree(path)) for path in keep]
+        _mount("tmpfs", blocked, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
+        for path, tree_fd in trees:
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            res = _libc.syscall(_SYS_MOVE_MOUNT, tree_fd, b"", -100, path.encode(), _MOVE_MOUNT_F_EMPTY_PATH)
+            os.close(tree_fd)
+            _check(int(res), f"move_mount {path}")
+
+
+def _open_tree(path: str) -> int:
+    fd = int(_libc.syscall(_SYS_OPEN_TREE, -100, path.encode(), _OPEN_TREE_CLONE | _AT_RECURSIVE | os.O_CLOEXEC))
+    if fd < 0:
+        _check(fd, f"open_tree {path}")
+    return fd
 
 
 def clone_into_pid_namespace() -> tuple[int, Layer]:
@@ -197,7 +245,9 @@ def drop_privileges(uid: int, gid: int) -> None:
 
 
 class _ArgCmp(ctypes.Structure):
-    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+    _fields_ = [
+        ("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64),
+    ]
 
 
 class _SockFprog(ctypes.Structure):

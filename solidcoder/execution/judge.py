@@ -108,7 +108,7 @@ class Judge:
                     break
             return report
         results = self.pool.map([(job, test.stdin or "", limits) for test in tests])
-        report.verdicts = [self._stdio_verdict(i, t, r) for i, (t, r) in enumerate(zip(tests, results))]
+        report.verdicts = [self._stdio_verdict(i, t, r) for i, (t, r) in enumerate(zip(tests, results, strict=True))]
         return report
 
     def _stdio_verdict(self, index: int, test: TestCase, result: ExecResult) -> TestVerdict:

@@ -10,6 +10,7 @@ children are cloned without the interpreter's fork hooks, which is only safe in 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -134,10 +135,8 @@ def _remove(path: str) -> None:
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path, ignore_errors=True)
     else:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(path)
-        except OSError:
-            pass
 
 
 class Run:
@@ -246,7 +245,8 @@ class Run:
 
     def _status(self, result: dict) -> str:
         sig, code = result["signal"], result["exit_code"]
-        if self.timed_out or sig == signal.SIGXCPU or (sig == signal.SIGKILL and result["cpu_s"] >= self.limits["cpu_s"]):
+        cpu_exhausted = sig == signal.SIGXCPU or (sig == signal.SIGKILL and result["cpu_s"] >= self.limits["cpu_s"])
+        if self.timed_out or cpu_exhausted:
             return "timeout"
         if self.flooded:
             return "output_limit"
@@ -260,10 +260,8 @@ class Run:
 def _kill_group(pid: int) -> None:
     """Kill the run's init (which takes its PID namespace with it) and, without a PID namespace, its group."""
     for target in (pid, -pid):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def _read_all(fd: int) -> bytes:

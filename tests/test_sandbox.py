@@ -1,0 +1,306 @@
+"""The sandbox against real programs: every status, and a hostile suite with one property per test.
+
+Each hostile test ends by checking that the pool still serves an ordinary program.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from solidcoder.execution.sandbox import STATUSES, Limits, SandboxConfig, SandboxPool
+
+FAST = Limits(wall_s=2.0, max_output_bytes=1 << 20)
+
+
+def sandbox_pids(pool: SandboxPool) -> list[int]:
+    """Host pids of processes running under the pool's sandbox uids (none should outlive a run)."""
+    uids = {pool.config.uid_base + i for i in range(pool.size)}
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid in uids:
+                    found.append(int(entry.name))
+            except FileNotFoundError:
+                continue
+    return found
+
+
+def no_leftovers(pool: SandboxPool) -> None:
+    """No process of the sandbox uids survives its run (the kernel reaps a dead PID namespace asynchronously)."""
+    deadline = time.monotonic() + 2.0
+    while (left := sandbox_pids(pool)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert left == [], [Path(f"/proc/{pid}/status").read_text()[:200] for pid in left]
+
+
+def still_serves(pool: SandboxPool) -> None:
+    result = pool.run_program("print('alive')")
+    assert (result.status, result.stdout) == ("ok", "alive\n")
+
+
+def test_every_isolation_layer_is_on_here(sandbox_pool):
+    layers = {layer.name: layer for layer in sandbox_pool.layers}
+    assert set(layers) == {"network", "filesystem", "pid_namespace", "seccomp"}
+    assert all(layer.on for layer in layers.values()), layers
+
+
+def test_disabled_layers_are_reported_not_hidden():
+    with SandboxPool(SandboxConfig(workers=1, isolate=False, seccomp=False)) as pool:
+        off = {layer.name: layer.detail for layer in pool.layers if not layer.on}
+        assert set(off) == {"network", "filesystem", "pid_namespace", "seccomp"}
+        assert pool.run_program("print(6 * 7)").stdout == "42\n"
+
+
+def test_status_ok_with_stdin(sandbox_pool):
+    result = sandbox_pool.run_program("print(sum(map(int, input().split())))", "2 40")
+    assert (result.status, result.exit_code, result.stdout) == ("ok", 0, "42\n")
+
+
+def test_status_runtime_error(sandbox_pool):
+    result = sandbox_pool.run_program("1 / 0")
+    assert result.status == "runtime_error" and result.exit_code == 1
+    assert "ZeroDivisionError" in result.stderr and "harness.py" not in result.stderr
+
+
+def test_status_timeout_on_infinite_loop(sandbox_pool):
+    started = time.perf_counter()
+    result = sandbox_pool.run_program("while True:\n    pass", limits=Limits(wall_s=0.5))
+    assert result.status == "timeout"
+    assert time.perf_counter() - started < 3
+    still_serves(sandbox_pool)
+
+
+def test_status_timeout_on_sleep(sandbox_pool):
+    result = sandbox_pool.run_program("import time\ntime.sleep(30)", limits=Limits(wall_s=0.5))
+    assert result.status == "timeout"
+
+
+def test_status_memory_limit(sandbox_pool):
+    result = sandbox_pool.run_program("x = bytearray(8 << 30)", limits=FAST)
+    assert result.status == "memory_limit"
+    still_serves(sandbox_pool)
+
+
+def test_memory_bomb_by_growth(sandbox_pool):
+    code = "chunks = []\nwhile True:\n    chunks.append(' ' * (1 << 24))"
+    result = sandbox_pool.run_program(code, limits=Limits(wall_s=5.0, memory_mb=256))
+    assert result.status == "memory_limit"
+    still_serves(sandbox_pool)
+
+
+def test_status_output_limit_on_stdout_flood(sandbox_pool):
+    result = sandbox_pool.run_program("while True:\n    print('x' * 1000)", limits=FAST)
+    assert result.status == "output_limit"
+    assert len(result.stdout) <= FAST.max_output_bytes and result.stdout_truncated
+    still_serves(sandbox_pool)
+
+
+def test_status_killed_from_outside(sandbox_pool):
+    before = set(sandbox_pids(sandbox_pool))
+
+    def kill_the_run():
+        for _ in range(200):
+            fresh = set(sandbox_pids(sandbox_pool)) - before
+            if fresh:
+                for pid in fresh:
+                    os.kill(pid, signal.SIGKILL)
+                return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_the_run)
+    killer.start()
+    result = sandbox_pool.run_program("import time\ntime.sleep(5)", limits=Limits(wall_s=5.0))
+    killer.join()
+    assert result.status == "killed" and result.signal == signal.SIGKILL
+    still_serves(sandbox_pool)
+
+
+def test_status_sandbox_error_when_a_worker_dies():
+    with SandboxPool(SandboxConfig(workers=1)) as pool:
+        zygote = pool._workers[0].proc
+        threading.Timer(0.3, zygote.kill).start()
+        result = pool.run_program("import time\ntime.sleep(3)", limits=Limits(wall_s=3.0))
+        assert result.status == "sandbox_error" and "worker" in result.detail
+        still_serves(pool)  # the worker is restarted on the next run
+
+
+def test_statuses_are_a_closed_set():
+    assert STATUSES == ("ok", "runtime_error", "timeout", "memory_limit", "output_limit", "killed", "sandbox_error")
+
+
+def test_fork_bomb_is_contained_and_leaves_nothing(sandbox_pool):
+    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+    result = sandbox_pool.run_program(code, limits=Limits(wall_s=1.0))
+    assert result.status in ("timeout", "runtime_error")
+    no_leftovers(sandbox_pool)
+    still_serves(sandbox_pool)
+
+
+def test_double_forked_daemon_does_not_outlive_its_run(sandbox_pool):
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.2)\n"
+        "print('parent done')\n"
+    )
+    result = sandbox_pool.run_program(code, limits=FAST)
+    assert result.stdout == "parent done\n"
+    no_leftovers(sandbox_pool)
+
+
+def test_ten_gigabyte_file_write_is_stopped(sandbox_pool):
+    code = "with open('big', 'wb') as f:\n    for _ in range(10240):\n        f.write(b'0' * (1 << 20))"
+    result = sandbox_pool.run_program(code, limits=Limits(wall_s=10.0))
+    assert result.status == "runtime_error" and "File too large" in result.stderr
+    still_serves(sandbox_pool)
+
+
+def test_writes_outside_the_working_dir_fail(sandbox_pool):
+    code = "open('/var/tmp/solidcoder-escape', 'w').write('x')"
+    result = sandbox_pool.run_program(code, limits=FAST)
+    assert result.status == "runtime_error"
+    assert not os.path.exists("/var/tmp/solidcoder-escape")
+
+
+def test_writes_into_the_callers_directory_by_absolute_path_fail(sandbox_pool):
+    with tempfile.TemporaryDirectory(dir=Path(__file__).parent) as caller_dir:
+        os.chmod(caller_dir, 0o777)  # even a world-writable directory of the caller stays out of reach
+        target = Path(caller_dir) / "escaped.txt"
+        result = sandbox_pool.run_program(f"open({str(target)!r}, 'w').write('x')", limits=FAST)
+        assert result.status == "runtime_error" and "Read-only file system" in result.stderr
+        assert not target.exists()
+
+
+def test_tmp_is_private_and_wiped_between_runs(sandbox_pool):
+    first = sandbox_pool.run_program("open('/tmp/left-behind', 'w').write('x')\nprint('wrote')", limits=FAST)
+    assert first.stdout == "wrote\n" and not os.path.exists("/tmp/left-behind")
+    probe = "import os\nprint(os.path.exists('/tmp/left-behind'))"
+    assert {sandbox_pool.run_program(probe).stdout for _ in range(4)} == {"False\n"}
+
+
+def test_reading_etc_shadow_fails(sandbox_pool):
+    result = sandbox_pool.run_program("print(open('/etc/shadow').read())", limits=FAST)
+    assert result.status == "runtime_error" and "PermissionError" in result.stderr
+    assert result.stdout == ""
+
+
+def test_socket_to_a_local_listener_fails(sandbox_pool):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.5)
+        port = listener.getsockname()[1]
+        code = f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1).send(b'hi')"
+        result = sandbox_pool.run_program(code, limits=FAST)
+        assert result.status == "runtime_error"
+        with pytest.raises(socket.timeout):
+            listener.accept()
+
+
+def test_network_namespace_alone_blocks_loopback(tmp_path):
+    with socket.socket() as listener, SandboxPool(SandboxConfig(workers=1, seccomp=False)) as pool:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        code = f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1)"
+        result = pool.run_program(code, limits=FAST)
+        assert result.status == "runtime_error" and "Network is unreachable" in result.stderr
+
+
+def test_environment_is_scrubbed_of_caller_secrets(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret")
+    with SandboxPool(SandboxConfig(workers=1)) as pool:
+        code = (
+            "import os\nprint(dict(os.environ))\n"
+            "for pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
+            "    try:\n        print(open(f'/proc/{pid}/environ').read())\n    except OSError:\n        pass\n"
+        )
+        result = pool.run_program(code)
+    assert result.status == "ok" and "TMPDIR" in result.stdout
+    assert "sk-very-secret" not in result.stdout and "OPENAI_API_KEY" not in result.stdout
+
+
+def test_runs_as_an_unprivileged_user(sandbox_pool):
+    result = sandbox_pool.run_program("import os\nprint(os.getuid(), os.getgid(), os.getgroups())")
+    uid, gid, groups = result.stdout.split(maxsplit=2)
+    assert int(uid) >= sandbox_pool.config.uid_base and int(gid) >= sandbox_pool.config.uid_base
+    assert groups.strip() == "[]"
+
+
+def test_ptrace_and_setuid_are_refused(sandbox_pool):
+    code = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(libc.ptrace(0, 0, 0, 0), ctypes.get_errno())\n"
+        "try:\n    os.setuid(0)\nexcept PermissionError:\n    print('setuid refused')\n"
+    )
+    result = sandbox_pool.run_program(code, limits=FAST)
+    assert result.stdout == "-1 1\nsetuid refused\n"
+
+
+def test_exit_code_is_reported(sandbox_pool):
+    result = sandbox_pool.run_program("import sys\nprint('bye')\nsys.exit(4)")
+    assert (result.status, result.exit_code, result.stdout) == ("runtime_error", 4, "bye\n")
+
+
+def test_os_exit_zero_is_ok_for_a_script(sandbox_pool):
+    result = sandbox_pool.run_program("import os, sys\nprint('x')\nsys.stdout.flush()\nos._exit(0)")
+    assert (result.status, result.stdout) == ("ok", "x\n")
+
+
+def test_deep_recursion_is_a_runtime_error(sandbox_pool):
+    result = sandbox_pool.run_program("def f(n):\n    return f(n + 1)\nf(0)", limits=FAST)
+    assert result.status == "runtime_error" and "RecursionError" in result.stderr
+    still_serves(sandbox_pool)
+
+
+def test_c_stack_overflow_is_a_runtime_error(sandbox_pool):
+    code = "import sys\nsys.setrecursionlimit(10**8)\nx = []\nfor _ in range(10**6):\n    x = [x]\nrepr(x)"
+    result = sandbox_pool.run_program(code, limits=Limits(wall_s=10.0))
+    assert result.status == "runtime_error" and result.signal == signal.SIGSEGV
+    still_serves(sandbox_pool)
+
+
+def test_segfault_via_ctypes(sandbox_pool):
+    result = sandbox_pool.run_program("import ctypes\nctypes.string_at(0)", limits=FAST)
+    assert result.status == "runtime_error" and result.signal == signal.SIGSEGV
+    still_serves(sandbox_pool)
+
+
+def test_killing_its_parent_leaves_the_pool_serving(sandbox_pool):
+    code = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('still here')"
+    sandbox_pool.run_program(code, limits=FAST)
+    still_serves(sandbox_pool)
+
+
+def test_killing_every_visible_process_leaves_the_pool_serving(sandbox_pool):
+    code = (
+        "import os, signal\n"
+        "for pid in [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\n"
+    )
+    sandbox_pool.run_program(code, limits=FAST)
+    still_serves(sandbox_pool)
+    assert pytest is not None and os.getpid() > 0  # and the test process itself is alive to say so
+
+
+def test_concurrent_runs_use_all_workers(sandbox_pool):
+    jobs = [({"mode": "stdio", "code": "import time\ntime.sleep(0.3)\nprint('z')"}, "", FAST)] * 4
+    started = time.perf_counter()
+    results = sandbox_pool.map(jobs)
+    elapsed = time.perf_counter() - started
+    assert [r.stdout for r in results] == ["z\n"] * 4
+    assert elapsed < 4 * 0.3  # two workers: about 0.6 s, never the serial 1.2 s
