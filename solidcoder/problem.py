@@ -7,6 +7,7 @@ described in docs/problem-schema.md; files are `.json` (one object or a list) or
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import keyword
@@ -22,6 +23,10 @@ from solidcoder.errors import BadInput
 KINDS = ("call", "stdio")
 STYLES = ("assert", "check")
 _STR_FIELDS = ("script", "style", "call", "stdin", "expected_stdout", "name")
+
+
+def _is_name(text: str) -> bool:
+    return text.isidentifier() and not keyword.iskeyword(text)
 
 
 def _json_ok(value: Any) -> bool:
@@ -156,8 +161,8 @@ class Problem:
         ep = self.entry_point
         if self.kind == "stdio" and ep is not None:
             raise ValueError("field 'entry_point' must be null for a stdio problem")
-        if self.kind == "call" and not (isinstance(ep, str) and ep.isidentifier() and not keyword.iskeyword(ep)):
-            raise ValueError(f"field 'entry_point' must be a Python identifier for a call problem, got {ep!r}")
+        if self.kind == "call" and not (isinstance(ep, str) and all(_is_name(part) for part in ep.split(".", 1))):
+            raise ValueError(f"field 'entry_point' must be a function name or Class.method, got {ep!r}")
 
     def _validate_limits(self) -> None:
         t = self.time_limit_s
@@ -311,3 +316,21 @@ def dump_problems(problems: list[Problem], path: str | os.PathLike) -> None:
         if isinstance(exc, OSError):
             raise BadInput(f"{path}: cannot write ({exc.strerror or exc})") from None
         raise
+
+
+def argument_lines_test(entry_point: str, input_text: str, output: Any) -> TestCase:
+    """A call test from APPS-style samples: one argument per input line, each a literal or else a raw string.
+
+    `output` is the upstream one-element list (or the bare value). The call is written out as source so that the
+    test is self-describing in the debugger's feedback.
+    """
+    args = [_literal_or_text(line) for line in input_text.split("\n")] if input_text != "" else []
+    expected = output[0] if isinstance(output, list) and len(output) == 1 else output
+    return TestCase(kind="call", call=f"{entry_point}(*{args!r})", expected=expected)
+
+
+def _literal_or_text(line: str) -> Any:
+    try:
+        return ast.literal_eval(line)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return line

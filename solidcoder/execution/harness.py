@@ -26,7 +26,6 @@ from typing import Any
 
 from solidcoder.execution.compare import is_plain_value, strict_equal
 
-MEMORY_ERROR_EXIT = 3  # exit code the harness uses when the program died of MemoryError
 MAX_REPR = 300
 
 
@@ -87,14 +86,16 @@ def _new_namespace(name: str) -> dict[str, Any]:
     return {"__name__": name, "__builtins__": builtins, "__file__": "solution.py"}
 
 
-def run_stdio(code: str) -> None:
+def run_stdio(code: str, reporter: Reporter) -> None:
     """Run the program as a script; exit with its status. The parent judges stdout."""
     try:
         exec(compile(code, "solution.py", "exec"), _new_namespace("__main__"))
     except SystemExit as exc:
         _flush_and_exit(_exit_code_of(exc))
     except MemoryError:
-        _flush_and_exit(MEMORY_ERROR_EXIT)
+        reporter.emit({"event": "memory_error"})
+        print("MemoryError", file=sys.stderr)
+        _flush_and_exit(1)
     except BaseException as exc:  # noqa: BLE001 - report whatever the program raised, like the interpreter does
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)  # without this harness's frame
         _flush_and_exit(1)
@@ -139,7 +140,8 @@ def _run_one(test: dict, ns: dict, entry_point: str, strict: bool, _equal=strict
         return {"ok": bool(ok), "actual": _short_repr(value)}
     scope = dict(ns)
     if kind == "assert":
-        scope[entry_point.split(".")[0]] = _checked(ns[entry_point.split(".")[0]], strict and "." not in entry_point)
+        if entry_point in ns:  # a method entry point (Class.method) is called through its class, unwrapped
+            scope[entry_point] = _checked(ns[entry_point], strict)
         exec(compile(test["script"], "test.py", "exec"), scope)
     else:  # "check": a HumanEval-style `def check(candidate)` script
         exec(compile(test["script"], "test.py", "exec"), scope)
@@ -243,7 +245,7 @@ def run_child(job: dict, report_fd: int) -> None:
     reporter = Reporter(report_fd, job["nonce"])
     mode = job["mode"]
     if mode == "stdio":
-        run_stdio(job["code"])
+        run_stdio(job["code"], reporter)
     elif mode == "tests":
         run_tests(job, reporter)
     elif mode == "trace":

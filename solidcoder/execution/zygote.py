@@ -252,7 +252,7 @@ class Run:
             return "output_limit"
         if sig is not None:
             return "runtime_error" if sig in _CRASH_SIGNALS else "killed"
-        if code == harness.MEMORY_ERROR_EXIT or self.err.rstrip().endswith(b"MemoryError"):
+        if any(record.get("event") == "memory_error" for record in result["records"]):
             return "memory_limit"
         return "ok" if code == 0 else "runtime_error"
 
