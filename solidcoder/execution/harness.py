@@ -199,10 +199,13 @@ def _literal_repr(value: Any) -> str | None:
     return text
 
 
-def _snapshot(variables: dict) -> dict[str, str]:
+def _snapshot(variables: dict, borrowed: tuple[str, ...] = ()) -> dict[str, str]:
+    """Literal reprs of a scope's own variables (`borrowed` closure variables belong to the enclosing scope)."""
     out = {}
     for name, value in variables.items():
-        if not name.startswith("__") and (text := _literal_repr(value)) is not None:
+        if name.startswith("__") or name in borrowed:
+            continue
+        if (text := _literal_repr(value)) is not None:
             out[name] = text
     return out
 
@@ -213,7 +216,7 @@ def run_trace(job: dict, reporter: Reporter) -> None:
 
     def local_tracer(frame, event, _arg):
         if event == "return":
-            scopes[frame.f_code.co_qualname] = _snapshot(frame.f_locals)
+            scopes[getattr(frame.f_code, "co_qualname", frame.f_code.co_name)] = _snapshot(frame.f_locals, frame.f_code.co_freevars)
         return local_tracer
 
     def global_tracer(frame, _event, _arg):
