@@ -50,7 +50,10 @@ def test_a_program_that_raises_reports_the_error_not_values(sandbox_pool):
 
 
 def test_nested_functions_are_keyed_by_qualified_name(sandbox_pool):
-    code = "def outer():\n    k = 2\n    def inner(v):\n        w = v * k\n        return w\n    return inner(5)\nr = outer()\n"
+    code = (
+        "def outer():\n    k = 2\n    def inner(v):\n        w = v * k\n        return w\n"
+        "    return inner(5)\nr = outer()\n"
+    )
     result = trace_program(sandbox_pool, code)
     assert result.scopes["outer.<locals>.inner"] == {"v": 5, "w": 10}
     assert result.scopes["outer"]["k"] == 2 and result.scopes["<module>"] == {"r": 10}

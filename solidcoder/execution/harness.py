@@ -216,7 +216,8 @@ def run_trace(job: dict, reporter: Reporter) -> None:
 
     def local_tracer(frame, event, _arg):
         if event == "return":
-            scopes[getattr(frame.f_code, "co_qualname", frame.f_code.co_name)] = _snapshot(frame.f_locals, frame.f_code.co_freevars)
+            code = frame.f_code
+            scopes[getattr(code, "co_qualname", code.co_name)] = _snapshot(frame.f_locals, code.co_freevars)
         return local_tracer
 
     def global_tracer(frame, _event, _arg):
