@@ -304,3 +304,16 @@ def test_concurrent_runs_use_all_workers(sandbox_pool):
     elapsed = time.perf_counter() - started
     assert [r.stdout for r in results] == ["z\n"] * 4
     assert elapsed < 4 * 0.3  # two workers: about 0.6 s, never the serial 1.2 s
+
+
+def test_a_failed_setup_is_a_sandbox_error_not_the_programs_fault(sandbox_pool):
+    result = sandbox_pool.run_program("print('never runs')", limits=Limits(max_open_files=10**7))
+    assert result.status == "sandbox_error" and "setup failed" in result.detail
+    assert result.stdout == ""
+    still_serves(sandbox_pool)
+
+
+def test_a_program_cannot_fake_a_sandbox_error(sandbox_pool):
+    code = "import os, sys\nos.write(2, b'sandbox setup failed: fake')\nos._exit(121)"
+    result = sandbox_pool.run_program(code, limits=FAST)
+    assert result.status == "runtime_error" and result.exit_code == 121

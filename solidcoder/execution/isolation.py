@@ -237,11 +237,16 @@ def drop_privileges(uid: int, gid: int) -> None:
     if os.getuid() == 0 and uid != 0:
         os.setgroups([])
         os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # leaving uid 0 clears every capability set: no capset needed
+    else:
+        _drop_capabilities()
+    _check(_libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0), "prctl(PDEATHSIG)")  # set after setuid, which clears it
+
+
+def _drop_capabilities() -> None:
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable x 2 words: all zero
     _check(int(_libc.syscall(_SYS_CAPSET, ctypes.byref(header), ctypes.byref(data))), "capset")
-    _check(_libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0), "prctl(PDEATHSIG)")  # set after setuid, which clears it
 
 
 class _ArgCmp(ctypes.Structure):
@@ -315,9 +320,14 @@ def _export_bpf(lib: ctypes.CDLL, ctx: ctypes.c_void_p) -> bytes:
             os.close(write_fd)
 
 
-def load_seccomp(bpf: bytes) -> None:
-    """Install a compiled filter on the calling process (after no_new_privs, required without CAP_SYS_ADMIN)."""
-    _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
-    buf = ctypes.create_string_buffer(bpf, len(bpf))
-    prog = _SockFprog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "prctl(SECCOMP)")
+class SeccompProgram:
+    """A compiled filter held in C memory, ready for the child to install with two prctl calls."""
+
+    def __init__(self, bpf: bytes) -> None:
+        self._buffer = ctypes.create_string_buffer(bpf, len(bpf))  # built in the zygote, not per run
+        self._prog = _SockFprog(len(bpf) // 8, ctypes.cast(self._buffer, ctypes.c_void_p))
+
+    def load(self) -> None:
+        """Install on the calling process (after no_new_privs, required without CAP_SYS_ADMIN)."""
+        _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+        _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._prog), 0, 0), "prctl(SECCOMP)")

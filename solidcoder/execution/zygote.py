@@ -11,6 +11,7 @@ children are cloned without the interpreter's fork hooks, which is only safe in 
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -33,6 +34,7 @@ PRELOAD = (
 )
 SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
 SETUP_FAILED_EXIT = 121
+READY = '{"event": "ready"}'
 _HEADER = struct.Struct("<Q")
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT}
 
@@ -67,7 +69,7 @@ class Zygote:
     def __init__(self, config: dict) -> None:
         self.config = config
         self.layers: list[isolation.Layer] = []
-        self.seccomp_bpf: bytes | None = None
+        self.seccomp: isolation.SeccompProgram | None = None
         self.private_tmp = False
 
     def start(self) -> list[isolation.Layer]:
@@ -82,6 +84,13 @@ class Zygote:
         self.private_tmp = any(layer.name == "filesystem" and layer.on for layer in self.layers)
         self._prepare_seccomp()
         os.chdir("/")
+        # The environment children inherit: set once here instead of scrubbing it in every child.
+        os.environ.clear()
+        os.environ.update(SAFE_ENV)
+        # Objects that exist now are never collected in children, so the collector does not touch (and copy)
+        # every page of the zygote after each clone; children collect their own garbage as usual.
+        gc.collect()
+        gc.freeze()
         return self.layers
 
     def _prepare_seccomp(self) -> None:
@@ -89,7 +98,7 @@ class Zygote:
             self.layers.append(isolation.Layer("seccomp", False, "disabled by configuration"))
             return
         try:
-            self.seccomp_bpf = isolation.build_seccomp_filter()
+            self.seccomp = isolation.SeccompProgram(isolation.build_seccomp_filter())
             self.layers.append(isolation.Layer("seccomp", True, "sockets (but AF_UNIX), ptrace, setuid, mount, "
                                                                 "namespaces and kernel-admin calls refused"))
         except OSError as exc:
@@ -152,7 +161,7 @@ class Run:
         stdin_fd = os.memfd_create("stdin")
         os.write(stdin_fd, self.request.get("stdin", b""))
         os.lseek(stdin_fd, 0, os.SEEK_SET)
-        pipes = [os.pipe() for _ in range(4)]  # stdout, stderr, report, setup
+        pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, report
         started = time.perf_counter()
         pid = isolation.clone_into_pid_namespace()[0] if self.zygote.config["isolate"] else os.fork()
         if pid == 0:
@@ -160,30 +169,27 @@ class Run:
         os.close(stdin_fd)
         for _, write_end in pipes:
             os.close(write_end)
-        setup = _read_all(pipes[3][0])
-        os.close(pipes[3][0])
-        if setup != b"R":
-            return self._setup_failed(pid, setup, started)
-        self._collect(pid, [p[0] for p in pipes[:3]], started)
+        self._collect(pid, [p[0] for p in pipes], started)
         _, status, usage = os.wait4(pid, 0)
         return self._verdict(status, usage, time.perf_counter() - started)
 
     def _child(self, stdin_fd: int, pipes: list[tuple[int, int]]) -> None:
-        setup_fd = pipes[3][1]
+        """Confine this fresh child, say so on the report pipe, then hand over to the harness. Never returns.
+
+        The `ready` record carries the nonce and is written before any program code runs, so a run without it
+        failed in the sandbox's own setup (a sandbox_error), and no program can fake that outcome.
+        """
         try:
             os.setsid()
-            for target, source in enumerate((stdin_fd, pipes[0][1], pipes[1][1], pipes[2][1], setup_fd)):
+            for target, source in enumerate((stdin_fd, pipes[0][1], pipes[1][1], pipes[2][1])):
                 os.dup2(source, target)
-            os.closerange(5, 1 << 16)
+            os.closerange(4, 1 << 16)
             os.chdir(self.workdir)
-            os.environ.clear()
-            os.environ.update(SAFE_ENV)
             self._confine()
-            random.seed()
-            os.write(4, b"R")
-            os.close(4)
+            random.seed(int.from_bytes(os.urandom(16), "little"))  # children are clones: reseed each one
+            os.write(3, f"{self.request['job']['nonce']} {READY}\n".encode())
         except BaseException as exc:  # noqa: BLE001 - any setup failure is the sandbox's, not the program's
-            os.write(4, f"E{type(exc).__name__}: {exc}".encode())
+            os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}".encode())
             os._exit(SETUP_FAILED_EXIT)
         harness.run_child(self.request["job"], 3)
         os._exit(120)
@@ -195,14 +201,8 @@ class Run:
             max_processes=config["nproc_base"] + limits["max_processes"], max_file_bytes=limits["max_file_mb"] << 20,
             max_open_files=limits["max_open_files"]))
         isolation.drop_privileges(config["uid"], config["gid"])
-        if self.zygote.seccomp_bpf:
-            isolation.load_seccomp(self.zygote.seccomp_bpf)
-
-    def _setup_failed(self, pid: int, message: bytes, started: float) -> dict:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        detail = message[1:].decode(errors="replace") if message.startswith(b"E") else "child died during setup"
-        return {"status": "sandbox_error", "detail": detail, "wall_s": time.perf_counter() - started}
+        if self.zygote.seccomp is not None:
+            self.zygote.seccomp.load()
 
     def _collect(self, pid: int, fds: list[int], started: float) -> None:
         buffers = {fds[0]: self.out, fds[1]: self.err, fds[2]: self.rep}
@@ -240,6 +240,9 @@ class Run:
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             "records": _records(self.rep, self.request["job"]["nonce"]),
         }
+        if not any(record.get("event") == "ready" for record in result["records"]):
+            detail = bytes(self.err).decode(errors="replace").strip() or "the child died before its setup finished"
+            return {"status": "sandbox_error", "detail": detail[-2000:], "wall_s": wall_s}
         result["status"] = self._status(result)
         return result
 
@@ -262,13 +265,6 @@ def _kill_group(pid: int) -> None:
     for target in (pid, -pid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(target, signal.SIGKILL)
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, 4096):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _records(raw: bytearray, nonce: str) -> list[dict]:

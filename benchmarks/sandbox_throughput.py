@@ -1,0 +1,152 @@
+"""Sandbox throughput: programs per second with every isolation layer on, against a cold interpreter per program.
+
+Workloads (each run through the pool's workers in parallel, one worker per CPU):
+  trivial    a program that does nothing
+  humaneval  a HumanEval check: prompt + canonical solution, then `check(candidate)`, cycling the problems
+             whose check takes under 1 ms of plain in-process Python (the typical check; the issue's target)
+  humaneval-all  the same over all 164 problems, including the four whose tests alone take 17-220 ms
+  stdin      a program that reads numbers from stdin and prints their sum
+Baseline: the same programs, each in a fresh `python -I -S` subprocess (no isolation at all), the same number
+of them in flight at once. Also: the syntax-only check (`ast.parse`), on one core and on every core.
+
+Usage: python benchmarks/sandbox_throughput.py [--seconds S] [--data PATH]
+The last lines are the figures and the ratios against the baseline measured in this same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import itertools
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from solidcoder.execution.judge import Judge
+from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
+from solidcoder.problem import Problem, TestCase
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "humaneval_with_sample_io.jsonl"
+STDIN_PROGRAM = "import sys\nprint(sum(map(int, sys.stdin.read().split())))\n"
+STDIN_DATA = " ".join(str(i) for i in range(1000))
+
+
+def humaneval_cases(path: Path) -> list[tuple[Problem, str]]:
+    cases = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        test = TestCase(kind="call", script=row["test"], style="check")
+        problem = Problem(id=row["task_id"], kind="call", statement="", entry_point=row["entry_point"],
+                          public_tests=[test], time_limit_s=10.0)
+        cases.append((problem, row["prompt"] + row["canonical_solution"]))
+    return cases
+
+
+def rate(work, items: list, workers: int, seconds: float) -> float:
+    """Items per second when `workers` threads pull from a cycle of `items` for about `seconds`."""
+    source, deadline, done = itertools.cycle(items), time.perf_counter() + seconds, 0
+
+    def loop() -> int:
+        count = 0
+        while time.perf_counter() < deadline:
+            work(next(source))
+            count += 1
+        return count
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(workers) as executor:
+        done = sum(executor.map(lambda _: loop(), range(workers)))
+    return done / (time.perf_counter() - started)
+
+
+def cold_runner(tmp: Path):
+    """Run a program in a fresh interpreter, as the research code's subprocess judges do."""
+
+    def run(item: tuple[str, str]) -> None:
+        code, stdin = item
+        path = tmp / f"prog_{os.getpid()}_{time.perf_counter_ns()}.py"
+        path.write_text(code)
+        subprocess.run([sys.executable, "-I", "-S", str(path)], input=stdin, capture_output=True, text=True,
+                       timeout=30, check=False)
+        path.unlink()
+
+    return run
+
+
+def humaneval_script(problem: Problem, code: str) -> str:
+    return f"{code}\n{problem.public_tests[0].script}\ncheck({problem.entry_point})\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per figure")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="HumanEval JSONL with canonical solutions")
+    args = parser.parse_args()
+    cases = humaneval_cases(args.data)
+    workers = os.cpu_count() or 1
+    results: dict[str, tuple[float, float]] = {}
+    with SandboxPool(SandboxConfig(workers=workers), Limits(wall_s=10.0)) as pool, \
+            tempfile.TemporaryDirectory() as tmp:
+        off = [layer.name for layer in pool.layers if not layer.on]
+        print(f"workers={workers}; isolation layers off: {off or 'none'}")
+        judge, cold = Judge(pool), cold_runner(Path(tmp))
+        typical = [case for case in cases if in_process_seconds(*case) < 1e-3]
+        print(f"typical HumanEval checks: {len(typical)} of {len(cases)} problems")
+        for name, sandboxed, items, cold_items in [
+            ("trivial", lambda _: pool.run_program("pass"), [None], [("pass", "")]),
+            ("humaneval", lambda c: _must_pass(judge, *c), typical, [(humaneval_script(*c), "") for c in typical]),
+            ("humaneval-all", lambda c: _must_pass(judge, *c), cases, [(humaneval_script(*c), "") for c in cases]),
+            ("stdin", lambda _: pool.run_program(STDIN_PROGRAM, STDIN_DATA), [None], [(STDIN_PROGRAM, STDIN_DATA)]),
+        ]:
+            fast = rate(sandboxed, items, workers, args.seconds)
+            slow = rate(cold, cold_items, workers, args.seconds)
+            results[name] = (fast, slow)
+            print(f"{name:13s} sandbox {fast:8.1f}/s   cold python -I -S {slow:7.1f}/s   ratio {fast / slow:5.1f}x")
+    sources = [code for _, code in cases]
+    syntax_one = rate(ast.parse, sources, 1, min(args.seconds, 2.0))
+    syntax = syntax_rate_all_cores(sources, workers, min(args.seconds, 2.0))
+    print(f"syntax check (ast.parse): {syntax_one:,.0f}/s on one core, {syntax:,.0f}/s on {workers} cores")
+    fast, slow = results["humaneval"]
+    print(f"HumanEval-style checks: {fast:.0f}/s with every layer on (target >= 450/s)")
+    print(f"ratio against a cold interpreter per program: {fast / slow:.1f}x (target >= 12x)")
+    print(f"syntax-only check: {syntax:,.0f}/s on {workers} cores (target >= 10,000/s)")
+
+
+def in_process_seconds(problem: Problem, code: str) -> float:
+    """How long the check takes as plain Python in this process (to pick typical problems, not to judge)."""
+    namespace: dict = {}
+    started = time.perf_counter()
+    exec(humaneval_script(problem, code), namespace)
+    return time.perf_counter() - started
+
+
+def _parse_all(sources: list[str], seconds: float) -> int:
+    deadline, count = time.perf_counter() + seconds, 0
+    for source in itertools.cycle(sources):
+        if time.perf_counter() >= deadline:
+            return count
+        ast.parse(source)
+        count += 1
+    return count
+
+
+def syntax_rate_all_cores(sources: list[str], workers: int, seconds: float) -> float:
+    with multiprocessing.Pool(workers) as procs:
+        started = time.perf_counter()
+        counts = procs.starmap(_parse_all, [(sources, seconds)] * workers)
+        return sum(counts) / (time.perf_counter() - started)
+
+
+def _must_pass(judge: Judge, problem: Problem, code: str) -> None:
+    if not judge.judge(problem, code).passed:
+        raise SystemExit(f"{problem.id}: the canonical solution failed in the benchmark; the figures would lie")
+
+
+if __name__ == "__main__":
+    main()
