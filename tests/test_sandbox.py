@@ -176,7 +176,8 @@ def test_writes_outside_the_working_dir_fail(sandbox_pool):
 
 
 def test_writes_into_the_callers_directory_by_absolute_path_fail(sandbox_pool):
-    with tempfile.TemporaryDirectory(dir=Path(__file__).parent) as caller_dir:
+    # /var/tmp, not the checkout: a checkout under /tmp would be hidden by the sandbox's private /tmp anyway.
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as caller_dir:
         os.chmod(caller_dir, 0o777)  # even a world-writable directory of the caller stays out of reach
         target = Path(caller_dir) / "escaped.txt"
         result = sandbox_pool.run_program(f"open({str(target)!r}, 'w').write('x')", limits=FAST)
