@@ -1,0 +1,1 @@
+"""Generate-prune-then-rank: cheap weak verifiers prune candidates, an outcome reward model ranks the rest."""

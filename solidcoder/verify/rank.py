@@ -1,0 +1,100 @@
+"""Prune-then-rank: deduplicate the samples, prune with weak verifiers, score the survivors, rank them.
+
+Rankers (`Scorer`s) score distinct programs. `MajorityScorer` is the verifier-only baseline: programs vote with
+their behaviour on the public tests' inputs (identical verdicts and outputs form one vote group, weighted by
+duplicate counts), and the duplicate count breaks ties. `solidcoder.verify.orm.OrmScorer` is the learned one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from solidcoder.execution.judge import Judge
+from solidcoder.problem import Problem
+from solidcoder.verify.weak import Verifier
+
+
+@dataclass
+class Candidate:
+    """A distinct program and how many of the samples were this program."""
+
+    code: str
+    count: int = 1
+
+
+class Scorer(Protocol):
+    name: str
+
+    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]: ...
+
+
+def normalize(code: str) -> str:
+    """Two samples are duplicates when they differ only in trailing whitespace."""
+    return "\n".join(line.rstrip() for line in code.strip().splitlines())
+
+
+def dedupe(programs: list[str]) -> list[Candidate]:
+    counts = Counter(normalize(code) for code in programs)
+    return [Candidate(code, count) for code, count in counts.items()]
+
+
+class DuplicateScorer:
+    """Ranks by how often a program was sampled (the cheapest possible ranker)."""
+
+    name = "duplicates"
+
+    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        return [float(c.count) for c in candidates]
+
+
+@dataclass
+class MajorityScorer:
+    """Votes by behaviour on the public tests; the duplicate count breaks ties."""
+
+    judge: Judge
+    name: str = "majority"
+
+    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        signatures = [self._signature(problem, c.code) for c in candidates]
+        votes: Counter = Counter()
+        for signature, candidate in zip(signatures, candidates, strict=True):
+            votes[signature] += candidate.count
+        total = sum(c.count for c in candidates) + 1
+        return [votes[s] + c.count / total for s, c in zip(signatures, candidates, strict=True)]
+
+    def _signature(self, problem: Problem, code: str) -> tuple:
+        report = self.judge.judge(problem, code, problem.public_tests)
+        return tuple((v.status, v.actual) for v in report.verdicts)
+
+
+@dataclass
+class RankResult:
+    """Survivors in ranked order with their scores, what each filter pruned, and how long it all took."""
+
+    ranked: list[tuple[Candidate, float]] = field(default_factory=list)
+    pruned: dict[str, int] = field(default_factory=dict)
+    samples: int = 0
+    seconds: float = 0.0
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.ranked[0][0] if self.ranked else None
+
+
+def prune_then_rank(problem: Problem, programs: list[str], verifiers: list[Verifier],
+                    scorer: Scorer | None = None) -> RankResult:
+    """The whole path, timed: dedupe, each verifier in order on the survivors, then score and sort."""
+    started = time.perf_counter()
+    candidates = dedupe(programs)
+    result = RankResult(samples=len(programs))
+    for verifier in verifiers:
+        keep = verifier.survivors(problem, [c.code for c in candidates])
+        result.pruned[verifier.name] = sum(c.count for c, k in zip(candidates, keep, strict=True) if not k)
+        candidates = [c for c, k in zip(candidates, keep, strict=True) if k]
+    scores = (scorer or DuplicateScorer()).scores(problem, candidates) if candidates else []
+    result.ranked = sorted(zip(candidates, scores, strict=True), key=lambda pair: -pair[1])
+    result.seconds = time.perf_counter() - started
+    return result

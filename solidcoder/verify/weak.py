@@ -1,0 +1,150 @@
+"""Weak verifiers: cheap checks that prune clearly wrong candidates before the expensive ranking.
+
+Each verifier takes a problem and a batch of distinct candidate programs and says, per program, whether it
+survives. Batches matter for throughput: the linter runs once over the whole batch, the tests verifier spreads
+its runs over the sandbox pool. The full test suite (`StrongVerifier`) is the ground truth the others are
+measured against.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from solidcoder.errors import BadInput
+from solidcoder.execution.judge import Judge
+from solidcoder.problem import Problem
+
+# Ruff rules that mean the program cannot run as written (syntax errors, undefined names, misused statements):
+# the flake8 "fatal" selection. Style findings never prune a candidate.
+RUFF_FATAL = "E9,F63,F7,F82"
+
+
+class Verifier(Protocol):
+    """Says which candidates survive; `name` is how reports refer to it."""
+
+    name: str
+
+    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]: ...
+
+
+class SyntaxVerifier:
+    """Keeps programs that parse."""
+
+    name = "syntax"
+
+    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
+        return [_parses(code) for code in programs]
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+class LintVerifier:
+    """Keeps programs with zero error or fatal findings from ruff (default) or pylint."""
+
+    def __init__(self, tool: str = "ruff") -> None:
+        if tool not in ("ruff", "pylint"):
+            raise BadInput(f"unknown linter {tool!r}: use ruff or pylint")
+        self.tool, self.name = tool, f"lint:{tool}"
+
+    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
+        if not programs:
+            return []
+        with tempfile.TemporaryDirectory(prefix="solidcoder-lint-") as tmp:
+            paths = [Path(tmp) / f"c{i}.py" for i in range(len(programs))]
+            for path, code in zip(paths, programs, strict=True):
+                path.write_text(code, encoding="utf-8")
+            flagged = self._flagged(paths)
+        return [path.name not in flagged for path in paths]
+
+    def _flagged(self, paths: list[Path]) -> set[str]:
+        """File names with at least one error/fatal finding, from one linter process over the whole batch."""
+        if self.tool == "ruff":
+            command = [_ruff(), "check", "--no-cache", "--isolated", "--select", RUFF_FATAL,
+                       "--output-format", "json", *map(str, paths)]
+            key, keep = "filename", lambda finding: True
+        else:
+            command = [sys.executable, "-m", "pylint", "--disable=all", "--enable=E,F", "--output-format=json",
+                       "--persistent=n", *map(str, paths)]
+            key, keep = "path", lambda finding: finding.get("type") in ("error", "fatal")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        try:
+            findings = json.loads(done.stdout or "[]")
+        except json.JSONDecodeError:
+            raise RuntimeError(f"{self.tool} gave unreadable output: {done.stderr.strip()[:300]}") from None
+        return {Path(f[key]).name for f in findings if keep(f)}
+
+
+def _ruff() -> str:
+    found = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    if not Path(found).exists():
+        raise BadInput("ruff is not installed: pip install ruff (or 'solidcoder[dev]')")
+    return found
+
+
+@dataclass
+class TestsVerifier:
+    """Runs the first N public tests with a short time limit; programs that time out are kept (as in the paper)."""
+
+    __test__ = False
+
+    judge: Judge
+    first_n: int = 3
+    time_limit_s: float = 1.0
+
+    @property
+    def name(self) -> str:
+        return f"tests:{self.first_n}"
+
+    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
+        tests = problem.public_tests[: self.first_n]
+        if not tests:
+            return [True] * len(programs)
+        quick = _with_time_limit(problem, self.time_limit_s)
+        return [self._survives(quick, code, tests) for code in programs]
+
+    def _survives(self, problem: Problem, code: str, tests) -> bool:
+        report = self.judge.judge(problem, code, tests)
+        return all(v.status in ("pass", "timeout", "sandbox_error") for v in report.verdicts)
+
+
+@dataclass
+class StrongVerifier:
+    """The full hidden test suite: the ground truth."""
+
+    judge: Judge
+    name: str = "strong"
+
+    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
+        return [self.judge.judge(problem, code, problem.hidden_tests or problem.public_tests).passed
+                for code in programs]
+
+
+def _with_time_limit(problem: Problem, seconds: float) -> Problem:
+    from dataclasses import replace
+
+    return replace(problem, time_limit_s=min(problem.time_limit_s, seconds))
+
+
+def make_verifier(spec: str, judge: Judge | None = None) -> Verifier:
+    """`syntax`, `lint`, `lint:pylint`, `tests:N` (needs a judge)."""
+    if spec == "syntax":
+        return SyntaxVerifier()
+    if spec in ("lint", "lint:ruff", "lint:pylint"):
+        return LintVerifier(spec.partition(":")[2] or "ruff")
+    if spec.startswith("tests:") and spec[6:].isdigit() and judge is not None:
+        return TestsVerifier(judge, int(spec[6:]))
+    raise BadInput(f"unknown --prune filter {spec!r}: use syntax, lint, lint:pylint or tests:N")

@@ -1,0 +1,73 @@
+"""Weak verifiers on known-good and known-bad programs, and the prune-then-rank path (real sandbox, real ruff)."""
+
+from __future__ import annotations
+
+import pytest
+
+from solidcoder.errors import BadInput
+from solidcoder.execution.judge import Judge
+from solidcoder.problem import Problem, TestCase
+from solidcoder.verify.rank import MajorityScorer, dedupe, prune_then_rank
+from solidcoder.verify.weak import LintVerifier, StrongVerifier, SyntaxVerifier, TestsVerifier, make_verifier
+
+GOOD = "def add(a, b):\n    return a + b\n"
+WRONG = "def add(a, b):\n    return a - b\n"
+SLOW = "def add(a, b):\n    while True:\n        pass\n"
+BAD_SYNTAX = "def add(a, b)\n    return a + b\n"
+UNDEFINED_NAME = "def add(a, b):\n    return a + c\n"
+STYLE_ONLY = "import os\ndef add(a,b):\n    return a+b\n"
+
+
+@pytest.fixture
+def problem() -> Problem:
+    public = [TestCase(kind="call", call=f"add({i}, 2)", expected=i + 2) for i in range(3)]
+    hidden = public + [TestCase(kind="call", call="add(-5, 5)", expected=0)]
+    return Problem(id="add", kind="call", statement="", entry_point="add", public_tests=public,
+                   hidden_tests=hidden, time_limit_s=2.0)
+
+
+def test_syntax_verifier(problem):
+    assert SyntaxVerifier().survivors(problem, [GOOD, BAD_SYNTAX, UNDEFINED_NAME]) == [True, False, True]
+
+
+def test_ruff_lint_verifier_prunes_errors_not_style(problem):
+    programs = [GOOD, BAD_SYNTAX, UNDEFINED_NAME, STYLE_ONLY]
+    assert LintVerifier("ruff").survivors(problem, programs) == [True, False, False, True]
+
+
+def test_unknown_linter_is_bad_input():
+    with pytest.raises(BadInput):
+        LintVerifier("flake9")
+
+
+def test_tests_verifier_keeps_timeouts(problem, sandbox_pool):
+    verifier = TestsVerifier(Judge(sandbox_pool), first_n=2, time_limit_s=0.3)
+    assert verifier.survivors(problem, [GOOD, WRONG, SLOW, BAD_SYNTAX]) == [True, False, True, False]
+
+
+def test_strong_verifier_uses_hidden_tests(problem, sandbox_pool):
+    only_public = "def add(a, b):\n    return a + b if a >= 0 else 1\n"
+    assert StrongVerifier(Judge(sandbox_pool)).survivors(problem, [GOOD, only_public]) == [True, False]
+
+
+def test_make_verifier_specs(sandbox_pool):
+    judge = Judge(sandbox_pool)
+    assert [make_verifier(s, judge).name for s in ("syntax", "lint", "lint:pylint", "tests:5")] == [
+        "syntax", "lint:ruff", "lint:pylint", "tests:5"]
+    with pytest.raises(BadInput):
+        make_verifier("tests:x", judge)
+
+
+def test_dedupe_counts_whitespace_variants_once():
+    candidates = dedupe([GOOD, GOOD + "\n\n", GOOD.replace("b\n", "b   \n"), WRONG])
+    assert sorted(c.count for c in candidates) == [1, 3]
+
+
+def test_prune_then_rank_majority_picks_the_common_behaviour(problem, sandbox_pool):
+    judge = Judge(sandbox_pool)
+    samples = [GOOD, GOOD, "def add(a, b):\n    return b + a\n", WRONG, WRONG, WRONG, BAD_SYNTAX, SLOW]
+    result = prune_then_rank(problem, samples, [SyntaxVerifier(), TestsVerifier(judge, 1, 0.3)],
+                             MajorityScorer(judge))
+    assert result.pruned == {"syntax": 1, "tests:1": 3}
+    assert result.best.code.strip() == GOOD.strip()  # 3 votes for the right behaviour beat the single timeout
+    assert result.samples == 8 and result.seconds > 0
