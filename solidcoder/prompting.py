@@ -32,12 +32,14 @@ _COMMON = {"problem", "language", "io_mode", "entry_point"}
 # What each built-in template is rendered with. All values are strings; `io_mode` is "call" (a function is
 # called with arguments) or "stdin" (a program reads stdin and writes stdout); `entry_point` is "" for stdin.
 TEMPLATE_VARIABLES: dict[str, set[str]] = {
-    "stages/shift_left_plan": {"problem", "language", "io_mode"},
+    "stages/shift_left_plan": {"problem", "language", "io_mode", "failed_plans"},
+    "stages/plan": {"problem", "language", "io_mode", "failed_plans"},
     "stages/plan_simulate": {"problem", "plan", "sample_input", "sample_output"},
     "stages/code": _COMMON | {"plan"},
     "stages/simulate": {"problem", "code", "sample_input", "sample_output"},
     "stages/oracle": {"problem", "code", "io_mode", "entry_point"},
     "stages/oracle_judge": {"problem", "test", "io_mode"},
+    "stages/oracle_simulate": {"problem", "code", "test", "io_mode"},
     "stages/debug": {"problem", "code", "language", "failing_input", "expected_output", "actual_output", "trace"},
     "strategies/direct": _COMMON,
     "strategies/cot": _COMMON,
@@ -49,7 +51,10 @@ TEMPLATE_VARIABLES: dict[str, set[str]] = {
     "strategies/mapcoder_debugging": {"problem", "language", "plan", "code", "test_report"},
     "strategies/codesim_planning": {"problem", "language"},
     "strategies/codesim_debugging": {"problem", "language", "plan", "code", "test_report"},
+    "verify/orm": {"problem", "code"},
 }
+# Templates rendered as plain text, not split into chat messages: the input an outcome reward model scores.
+PLAIN_TEXT_TEMPLATES = {"verify/orm"}
 
 
 def builtin_dir() -> Path:

@@ -9,6 +9,7 @@ from jinja2 import meta
 from solidcoder.errors import BadInput
 from solidcoder.models.base import Message
 from solidcoder.prompting import (
+    PLAIN_TEXT_TEMPLATES,
     TEMPLATE_VARIABLES,
     PromptLibrary,
     builtin_dir,
@@ -47,7 +48,7 @@ def test_template_uses_exactly_its_declared_variables(name, clean_env):
 
 
 @pytest.mark.parametrize("io_mode", ["call", "stdin"])
-@pytest.mark.parametrize("name", sorted(TEMPLATE_VARIABLES))
+@pytest.mark.parametrize("name", sorted(set(TEMPLATE_VARIABLES) - PLAIN_TEXT_TEMPLATES))
 def test_template_renders_to_system_and_user_messages(name, io_mode, clean_env):
     messages = PromptLibrary.from_env().messages(name, **sample_variables(name, io_mode))
     assert [m.role for m in messages] == ["system", "user"]

@@ -1,0 +1,161 @@
+"""The outcome reward model (ORM): a causal-LM backbone with a scalar head that scores (problem, program).
+
+Scoring batches by a token budget rather than a fixed batch size: texts are sorted by length and packed while
+(batch size x longest text) stays under the budget, so short programs go through in large batches and a long
+one never runs out of memory. Training pairs come from bench result files: for problems with at least one
+correct and one incorrect candidate, at most six of each (syntax errors removed), every correct x incorrect
+pair, trained with TRL's RewardTrainer (Bradley-Terry loss, -log sigmoid(r_correct - r_incorrect)).
+torch, transformers and trl are imported lazily: they are the `train` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from solidcoder.errors import BadInput
+from solidcoder.problem import Problem
+from solidcoder.prompting import PromptLibrary
+from solidcoder.verify.rank import Candidate, normalize
+from solidcoder.verify.weak import _parses
+
+
+def orm_text(library: PromptLibrary, statement: str, code: str) -> str:
+    return library.render("verify/orm", problem=statement, code=code)
+
+
+def token_budget_batches(lengths: list[int], max_tokens: int) -> list[list[int]]:
+    """Indices grouped so that len(batch) * max(length in batch) <= max_tokens (a lone long text still runs)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    for index in order:
+        if batches and (len(batches[-1]) + 1) * lengths[index] <= max_tokens:
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches
+
+
+class OrmScorer:
+    """Scores candidates with a trained ORM checkpoint (a directory saved by `train_orm`)."""
+
+    name = "orm"
+
+    def __init__(self, path: str | Path, max_tokens_per_batch: int = 16384, max_length: int = 2048,
+                 library: PromptLibrary | None = None) -> None:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        if not Path(path).is_dir():
+            raise BadInput(f"--orm: no such model directory: {path}")
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path))
+        self.model = AutoModelForSequenceClassification.from_pretrained(str(path), num_labels=1).eval()
+        self.max_tokens, self.max_length = max_tokens_per_batch, max_length
+        self.library = library or PromptLibrary.from_env()
+
+    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        texts = [orm_text(self.library, problem.statement, c.code) for c in candidates]
+        return self.score_texts(texts)
+
+    def score_texts(self, texts: list[str]) -> list[float]:
+        import torch
+
+        encoded = [self.tokenizer(t, truncation=True, max_length=self.max_length)["input_ids"] for t in texts]
+        scores = [0.0] * len(texts)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        for batch in token_budget_batches([len(e) for e in encoded], self.max_tokens):
+            width = max(len(encoded[i]) for i in batch)
+            ids = torch.full((len(batch), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, i in enumerate(batch):  # right padding: the head reads the last non-pad token
+                ids[row, : len(encoded[i])] = torch.tensor(encoded[i])
+                mask[row, : len(encoded[i])] = 1
+            with torch.no_grad():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits[:, 0]
+            for row, i in enumerate(batch):
+                scores[i] = float(logits[row])
+        return scores
+
+
+@dataclass
+class OrmTrainConfig:
+    """Training defaults for the ORM (see the note in the module docstring of `train_orm`)."""
+
+    learning_rate: float = 1e-5
+    epochs: float = 1.0
+    batch_size: int = 8
+    gradient_accumulation_steps: int = 4
+    max_length: int = 2048
+    max_per_side: int = 6
+    warmup_steps: int = 0
+    max_steps: int = -1
+    seed: int = 0
+
+
+def build_pairs(rows: list[dict], library: PromptLibrary, max_per_side: int = 6, seed: int = 0) -> list[dict]:
+    """Bradley-Terry pairs from candidate rows {problem_id, statement, code, correct}."""
+    by_problem: dict[str, dict[bool, dict[str, str]]] = defaultdict(lambda: {True: {}, False: {}})
+    statements = {}
+    for row in rows:
+        if not _parses(row["code"]):
+            continue  # syntax errors teach the ORM nothing a parser does not already know
+        by_problem[row["problem_id"]][bool(row["correct"])].setdefault(normalize(row["code"]), row["code"])
+        statements[row["problem_id"]] = row["statement"]
+    rng, pairs = random.Random(seed), []
+    for pid, sides in sorted(by_problem.items()):
+        good = rng.sample(sorted(sides[True].values()), min(max_per_side, len(sides[True])))
+        bad = rng.sample(sorted(sides[False].values()), min(max_per_side, len(sides[False])))
+        pairs += [{"chosen": orm_text(library, statements[pid], g), "rejected": orm_text(library, statements[pid], b)}
+                  for g in good for b in bad]
+    return pairs
+
+
+def read_candidate_rows(path: Path) -> list[dict]:
+    """Candidate rows from a JSONL file: {problem_id, statement, code, correct} per line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+                rows.append({k: row[k] for k in ("problem_id", "statement", "code", "correct")})
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise BadInput(f"{path}:{number}: not a candidate row ({exc})") from None
+    return rows
+
+
+def train_orm(pairs: list[dict], base_model, tokenizer, out_dir: Path, config: OrmTrainConfig) -> Path:
+    """Train with TRL's RewardTrainer and save model + tokenizer to `out_dir`.
+
+    `base_model` is a model name/path or an AutoModelForSequenceClassification instance (tests build a tiny
+    one from a config). The defaults are conservative reward-model settings; they were not checked against the
+    paper's appendix here (no internet), so set them from there for a faithful reproduction.
+    """
+    from datasets import Dataset
+    from trl import RewardConfig, RewardTrainer
+
+    if not pairs:
+        raise BadInput("no training pairs: need problems with at least one correct and one incorrect candidate")
+    args = RewardConfig(
+        output_dir=str(out_dir), learning_rate=config.learning_rate, num_train_epochs=config.epochs,
+        per_device_train_batch_size=config.batch_size, gradient_accumulation_steps=config.gradient_accumulation_steps,
+        max_length=config.max_length, warmup_steps=config.warmup_steps, max_steps=config.max_steps,
+        seed=config.seed, report_to=[], save_strategy="no", logging_steps=1, use_cpu=not _has_gpu(),
+    )
+    trainer = RewardTrainer(model=base_model, args=args, train_dataset=Dataset.from_list(pairs),
+                            processing_class=tokenizer)
+    trainer.train()
+    trainer.save_model(str(out_dir))
+    tokenizer.save_pretrained(str(out_dir))
+    return out_dir
+
+
+def _has_gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
