@@ -51,6 +51,9 @@ TEMPLATE_VARIABLES: dict[str, set[str]] = {
     "strategies/mapcoder_debugging": {"problem", "language", "plan", "code", "test_report"},
     "strategies/codesim_planning": {"problem", "language"},
     "strategies/codesim_debugging": {"problem", "language", "plan", "code", "test_report"},
+    "train/code": _COMMON,
+    "train/alignment": {"problem", "code", "io_mode", "program_input", "variable_names"},
+    "train/alignment_released": {"problem", "code", "io_mode", "program_input", "variable_names"},
     "verify/orm": {"problem", "code"},
 }
 # Templates rendered as plain text, not split into chat messages: the input an outcome reward model scores.
