@@ -134,6 +134,26 @@ def serve(
     raise typer.Exit(code)
 
 
+@app.command()
+def rank(
+    candidates: Annotated[Path, typer.Argument(help="JSONL of samples: {problem_id, code} per line.")],
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset the samples answer.")] = "humaneval",
+    data_file: Annotated[Path | None, typer.Option("--data-file", help="Local copy of the dataset.")] = None,
+    prune: Annotated[list[str] | None, typer.Option("--prune", help="Filter chain: syntax, lint, tests:N.")] = None,
+    orm: Annotated[str, typer.Option("--orm", help="Trained ORM directory, or none.")] = "none",
+    k: Annotated[int, typer.Option("--k", help="Best-of-k.")] = 64,
+) -> None:
+    """Prune-then-rank table: Best-of-k and programs per second per filter, with and without the ORM."""
+    from solidcoder.datasets import DataOptions, load_dataset
+    from solidcoder.verify.table import run_rank
+
+    try:
+        problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
+        typer.echo(run_rank(candidates, problems, prune or ["syntax", "lint", "tests:3"], orm, k))
+    except BadInput as exc:
+        raise _fail(str(exc)) from None
+
+
 # --- commands added by later work go above this line ---
 
 

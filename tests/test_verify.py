@@ -71,3 +71,39 @@ def test_prune_then_rank_majority_picks_the_common_behaviour(problem, sandbox_po
     assert result.pruned == {"syntax": 1, "tests:1": 3}
     assert result.best.code.strip() == GOOD.strip()  # 3 votes for the right behaviour beat the single timeout
     assert result.samples == 8 and result.seconds > 0
+
+
+def test_rank_table_rows_and_values(problem, sandbox_pool):
+    from solidcoder.verify.rank import DuplicateScorer
+    from solidcoder.verify.table import format_table, rank_table
+
+    samples = {"add": [GOOD, GOOD, WRONG, BAD_SYNTAX]}
+    chain = [SyntaxVerifier(), LintVerifier()]
+    for k, expected in ((1, 0.5), (4, 1.0)):
+        rows = rank_table([problem], samples, Judge(sandbox_pool), chain, [DuplicateScorer()], k)
+        assert [r.filters for r in rows] == ["none", "syntax", "syntax + lint:ruff"]
+        assert [r.survivors for r in rows] == [1.0, 0.75, 0.75]
+        assert [r.best_of_k["duplicates"] for r in rows] == [pytest.approx(expected)] * 3
+    assert "duplicates Best-of-4" in format_table(rows, 4).splitlines()[0]
+
+
+def test_rank_command_end_to_end(tmp_path, shared_data):
+    import json
+    import subprocess
+    import sys
+
+    rows = [json.loads(line) for line in (shared_data / "humaneval_with_sample_io.jsonl").read_text().splitlines()]
+    candidates = tmp_path / "candidates.jsonl"
+    with candidates.open("w") as out:
+        for row in rows[:2]:
+            good = row["prompt"] + row["canonical_solution"]
+            for code in (good, good, row["prompt"] + "    return None\n", row["prompt"] + "    return (\n"):
+                out.write(json.dumps({"problem_id": row["task_id"], "code": code}) + "\n")
+    done = subprocess.run([sys.executable, "-m", "solidcoder", "rank", str(candidates), "--dataset", "humaneval",
+                           "--data-file", str(shared_data / "humaneval_with_sample_io.jsonl"), "--k", "4",
+                           "--prune", "syntax", "--prune", "tests:2"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("filters | kept | majority Best-of-4") and len(lines) == 5
+    assert lines[2].split(" | ")[:3] == ["none", "100%", "100.0"]
+    assert lines[3].split(" | ")[1] == "75%"
