@@ -1,0 +1,100 @@
+"""A per-problem model wrapper: limits calls in flight, counts usage, and replays replies a killed run paid for.
+
+Every reply is logged under an id made of the problem's key, the call's position in that problem and a hash of
+the request. A resumed run that asks the same thing again gets the logged reply: nothing is billed twice. The
+same wrapper serves async strategies (`acomplete`, an asyncio semaphore) and sync ones run in a thread
+(`complete`, a threading semaphore) - a run uses one kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+from dataclasses import asdict, dataclass
+
+from solidcoder.bench.store import ResultStore
+from solidcoder.models.base import Completion, Message, Model
+
+
+@dataclass
+class Usage:
+    calls: int = 0
+    replayed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    model_s: float = 0.0
+
+    def add(self, completion: Completion, replayed: bool) -> None:
+        self.calls += 1
+        self.replayed += replayed
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        self.cost_usd += completion.cost_usd
+        self.model_s += completion.latency_s
+
+
+class Limiter:
+    """At most `n` model calls in flight across the run."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.threads = threading.BoundedSemaphore(n)
+        self._async: asyncio.Semaphore | None = None
+
+    @property
+    def tasks(self) -> asyncio.Semaphore:
+        if self._async is None:  # created lazily, inside the running event loop
+            self._async = asyncio.Semaphore(self.n)
+        return self._async
+
+
+class RecordingModel:
+    """Wraps the run's model for one (problem, sample) key."""
+
+    def __init__(self, model: Model, store: ResultStore, key: str, limiter: Limiter):
+        self.model, self.store, self.key, self.limiter = model, store, key, limiter
+        self.name = model.name
+        self.usage = Usage()
+        self._position = 0
+        self._lock = threading.Lock()
+
+    def _call_id(self, messages: list[Message], temperature: float | None, max_tokens: int | None) -> str:
+        with self._lock:
+            self._position += 1
+            position = self._position
+        request = json.dumps([[m.role, m.content] for m in messages] + [temperature, max_tokens])
+        return f"{self.key}#{position}#{hashlib.sha256(request.encode()).hexdigest()[:16]}"
+
+    def _replay(self, call_id: str) -> Completion | None:
+        row = self.store.replies.get(call_id)
+        if row is None:
+            return None
+        completion = Completion(**row["completion"])
+        self.usage.add(completion, replayed=True)
+        return completion
+
+    def _keep(self, call_id: str, completion: Completion) -> Completion:
+        self.store.calls.append({"id": call_id, "completion": asdict(completion)})
+        self.usage.add(completion, replayed=False)
+        return completion
+
+    async def acomplete(self, messages: list[Message], *, temperature: float | None = None,
+                        max_tokens: int | None = None) -> Completion:
+        call_id = self._call_id(messages, temperature, max_tokens)
+        if (cached := self._replay(call_id)) is not None:
+            return cached
+        async with self.limiter.tasks:
+            completion = await self.model.acomplete(messages, temperature=temperature, max_tokens=max_tokens)
+        return self._keep(call_id, completion)
+
+    def complete(self, messages: list[Message], *, temperature: float | None = None,
+                 max_tokens: int | None = None) -> Completion:
+        call_id = self._call_id(messages, temperature, max_tokens)
+        if (cached := self._replay(call_id)) is not None:
+            return cached
+        with self.limiter.threads:
+            completion = self.model.complete(messages, temperature=temperature, max_tokens=max_tokens)
+        return self._keep(call_id, completion)

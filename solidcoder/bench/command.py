@@ -1,0 +1,166 @@
+"""Library side of `solidcoder bench` and `solidcoder report`: check every input, then run or report.
+
+Everything that can be wrong with the input (dataset, file, ids, strategy, model spec, flags, prompts) is checked
+before the run directory is touched, so bad input leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from solidcoder.bench.metrics import summarize
+from solidcoder.bench.runner import BenchRunner, RunSpec, RunTotals
+from solidcoder.bench.store import ERRORS, RESULTS, AppendLog, ResultStore, read_rows
+from solidcoder.datasets import TRACE_DATASETS, DataOptions, check_name, load_dataset, load_trace_items
+from solidcoder.errors import BadInput
+from solidcoder.prompting import PromptLibrary
+
+Echo = Callable[[str], None]
+
+
+@dataclass
+class BenchOptions:
+    dataset: str
+    strategy: str
+    model: str
+    run_dir: Path
+    api_base: str | None = None
+    api_key: str | None = None
+    data: DataOptions = field(default_factory=DataOptions)
+    concurrency: int = 8
+    samples: int = 1
+    temperature: float | None = None
+    max_tokens: int | None = None
+    prompts_dir: Path | None = None
+    workers: int = 2
+    retries: int = 3
+    label: str = ""
+
+
+def _check_flags(opts: BenchOptions) -> None:
+    check_name(opts.dataset)
+    if opts.concurrency < 1:
+        raise BadInput(f"--concurrency must be at least 1, got {opts.concurrency}")
+    if opts.samples < 1:
+        raise BadInput(f"--samples must be at least 1, got {opts.samples}")
+    if opts.workers < 1 or opts.retries < 1:
+        raise BadInput("--workers and --retries must be at least 1")
+    if opts.temperature is not None and not 0 <= opts.temperature <= 2:
+        raise BadInput(f"--temperature must be between 0 and 2, got {opts.temperature}")
+    if opts.run_dir.exists() and not opts.run_dir.is_dir():
+        raise BadInput(f"--run-dir {opts.run_dir}: exists and is not a directory")
+
+
+def _prepare(opts: BenchOptions, prompts: PromptLibrary) -> tuple[list, object, list[str]]:
+    """(items, strategy or None, notes) for the dataset, all loaded and checked."""
+    if opts.dataset in TRACE_DATASETS:
+        if opts.strategy != "direct":
+            raise BadInput(f"{opts.dataset} is a trace-inference task; only --strategy direct applies")
+        return load_trace_items(opts.dataset, opts.data), None, []
+    from solidcoder.strategies import make_strategy
+
+    strategy = make_strategy(opts.strategy)
+    problems, report = load_dataset(opts.dataset, opts.data)
+    unscorable = [p.id for p in problems if not p.hidden_tests]
+    notes = report.lines() + ([f"skipped {len(unscorable)} problems without hidden tests"] if unscorable else [])
+    return [p for p in problems if p.hidden_tests], strategy, notes
+
+
+def config_hash(opts: BenchOptions, settings: dict, prompts: PromptLibrary) -> str:
+    """Everything that changes answers except the model and the problem: strategy settings, sampling, prompts."""
+    digest = hashlib.sha256()
+    for src in prompts.sources():
+        digest.update(src.name.encode() + b"\0" + src.path.read_bytes() + b"\0")
+    config = {"dataset": opts.dataset, "strategy": opts.strategy, "settings": settings,
+              "temperature": opts.temperature, "max_tokens": opts.max_tokens, "prompts": digest.hexdigest()}
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def run_bench(opts: BenchOptions, echo: Echo = print) -> RunTotals:
+    """Run (or resume) a benchmark; rows go to opts.run_dir as they finish."""
+    from solidcoder.models.factory import ModelOptions, make_model
+    from solidcoder.models.retry import RetryPolicy
+
+    _check_flags(opts)
+    prompts = PromptLibrary.from_env(opts.prompts_dir)
+    items, strategy, notes = _prepare(opts, prompts)
+    model = make_model(opts.model, ModelOptions(opts.api_base, opts.api_key, policy=RetryPolicy(attempts=opts.retries)))
+    settings = strategy.settings() if strategy is not None else {"task": TRACE_DATASETS[opts.dataset]}
+    spec = RunSpec(opts.dataset, opts.strategy, opts.model, config_hash(opts, settings, prompts), opts.samples)
+    for line in notes:
+        echo(line)
+    if opts.samples > 1 and not opts.temperature:
+        echo("warning: --samples > 1 at temperature 0 draws near-identical samples; set --temperature")
+    store = ResultStore(opts.run_dir)
+    try:
+        _log_run(opts, spec, settings)
+        totals = _execute(opts, spec, items, strategy, prompts, model, store, echo)
+    finally:
+        store.close()
+    _print_summary(opts.run_dir, spec, totals, echo)
+    return totals
+
+
+def _log_run(opts: BenchOptions, spec: RunSpec, settings: dict) -> None:
+    log = AppendLog(opts.run_dir / "runs.jsonl")
+    log.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "argv": sys.argv, "dataset": opts.dataset,
+                "strategy": opts.strategy, "model": opts.model, "config_hash": spec.config_hash,
+                "settings": settings, "label": opts.label, "samples": opts.samples, "concurrency": opts.concurrency})
+    log.close()
+
+
+def _execute(opts, spec, items, strategy, prompts, model, store, echo) -> RunTotals:
+    from solidcoder.bench.tasks import CodeTask, TraceTask
+    from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+
+    with SandboxPool(SandboxConfig(workers=opts.workers)) as pool:
+        if strategy is None:
+            task = TraceTask(items, prompts, pool, opts.temperature, opts.max_tokens)
+        else:
+            task = CodeTask(items, strategy, prompts, pool, opts.temperature, opts.max_tokens)
+        total = len(items) * opts.samples
+        runner = BenchRunner(spec, task, model, store, opts.concurrency, _progress(echo, total))
+        echo(f"{len(runner.pending())} of {total} units to run ({total - len(runner.pending())} already done); "
+             f"results in {opts.run_dir / RESULTS}")
+        return asyncio.run(runner.run())
+
+
+def _progress(echo: Echo, total: int) -> Callable[[dict, RunTotals], None]:
+    def show(row: dict, totals: RunTotals) -> None:
+        n = totals.done_before + totals.finished + totals.errors
+        verdict = ("PASS" if row["passed"] else "fail") if "passed" in row else f"INFRA ERROR ({row['error'][:120]})"
+        echo(f"[{n}/{total}] {row['id']} #{row['sample']}: {verdict}  calls={row['calls']} "
+             f"tokens={row['prompt_tokens'] + row['completion_tokens']} {row['wall_s']:.1f}s")
+    return show
+
+
+def _print_summary(run_dir: Path, spec: RunSpec, totals: RunTotals, echo: Echo) -> None:
+    results = [r for r in read_rows(run_dir / RESULTS) if r.get("config_hash") == spec.config_hash
+               and r.get("model") == spec.model and r.get("dataset") == spec.dataset]
+    errors = [r for r in read_rows(run_dir / ERRORS) if r.get("config_hash") == spec.config_hash]
+    for s in summarize(results, errors):
+        scores = ", ".join(f"pass@{k} {v * 100:.1f}%" for k, v in s.pass_at.items())
+        echo(f"{s.dataset} / {s.strategy} / {s.model}: {s.problems} problems scored, {scores or 'nothing scored'}; "
+             f"{s.infra_errors} infrastructure errors (excluded; rerun to retry)")
+    if totals.stopped:
+        echo(f"stopped early: {totals.stopped}")
+
+
+def run_report(run_dirs: list[Path], html_path: Path | None, echo: Echo = print) -> None:
+    from solidcoder.bench.html import write_html
+    from solidcoder.bench.report import load_summaries, print_tables
+
+    summaries = load_summaries(run_dirs)
+    if not summaries:
+        raise BadInput("no results in the given run directories")
+    print_tables(summaries)
+    target = html_path or run_dirs[0] / "report.html"
+    write_html(summaries, target, run_dirs)
+    echo(f"wrote {target}")

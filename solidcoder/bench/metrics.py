@@ -1,0 +1,101 @@
+"""Scores from result rows: pass@1 on hidden tests, unbiased pass@k, and cost per problem.
+
+pass@k is the unbiased estimator of Chen et al. (2021): with n samples of which c pass, 1 - C(n-c, k) / C(n, k),
+averaged over problems. A problem's rows count only when they are in results.jsonl; infrastructure errors are
+counted apart (those keys never reached a verdict) and excluded from every score.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from math import comb
+
+GROUP = ("dataset", "strategy", "model", "config_hash")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of k samples drawn from n (c correct) passes."""
+    if k > n:
+        raise ValueError(f"pass@{k} needs at least {k} samples, got {n}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+@dataclass
+class Summary:
+    """One configuration's scores over the problems it finished."""
+
+    dataset: str
+    strategy: str
+    model: str
+    config_hash: str
+    problems: int = 0
+    samples: int = 0
+    pass_at: dict[int, float] = field(default_factory=dict)
+    infra_errors: int = 0
+    calls: float = 0.0
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    cost_usd: float = 0.0
+    wall_s: float = 0.0
+    label: str = ""
+
+    @property
+    def pass1(self) -> float:
+        return self.pass_at.get(1, 0.0)
+
+    @property
+    def tokens(self) -> float:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def name(self) -> str:
+        return self.label or self.strategy
+
+
+def _group(row: dict) -> tuple:
+    return tuple(row.get(k, "") for k in GROUP)
+
+
+def summarize(results: list[dict], errors: list[dict]) -> list[Summary]:
+    """One Summary per (dataset, strategy, model, config) found in the rows, in first-seen order."""
+    by_group: dict[tuple, list[dict]] = defaultdict(list)
+    for row in _unique(results):
+        by_group[_group(row)].append(row)
+    done = {row["key"] for row in results}
+    failed: dict[tuple, set] = defaultdict(set)
+    for row in errors:
+        if row["key"] not in done:
+            failed[_group(row)].add(row["key"])
+    groups = list(dict.fromkeys([*by_group, *failed]))
+    return [_summary(g, by_group.get(g, []), len(failed.get(g, ()))) for g in groups]
+
+
+def _unique(rows: list[dict]) -> list[dict]:
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        if row["key"] not in seen:
+            seen.add(row["key"])
+            out.append(row)
+    return out
+
+
+def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
+    summary = Summary(*group, infra_errors=infra)
+    per_problem: dict[str, list[bool]] = defaultdict(list)
+    for row in rows:
+        per_problem[row["id"]].append(bool(row["passed"]))
+    summary.problems = len(per_problem)
+    if not rows:
+        return summary
+    n = min(len(v) for v in per_problem.values())
+    summary.samples = n
+    for k in sorted({1, n} | {k for k in (5, 10, 100) if k <= n}):
+        summary.pass_at[k] = sum(pass_at_k(len(v), sum(v), k) for v in per_problem.values()) / len(per_problem)
+    for name in ("calls", "prompt_tokens", "completion_tokens", "wall_s"):
+        setattr(summary, name, sum(row.get(name, 0) for row in rows) / len(per_problem))
+    summary.cost_usd = sum(row.get("cost_usd", 0.0) for row in rows)
+    return summary

@@ -1,0 +1,90 @@
+"""`solidcoder report`: side-by-side tables of run directories and a self-contained HTML page.
+
+Table 1 is laid out like the SolidCoder paper's Table 2 (methods down, datasets across, pass@1 %); Table 2 like its
+Table 4 (per dataset: pass@1, the change against the first method, and where the calls and tokens went).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from solidcoder.bench.metrics import Summary, summarize
+from solidcoder.bench.store import ERRORS, RESULTS, read_rows
+from solidcoder.errors import BadInput
+
+RUNS = "runs.jsonl"
+
+
+def load_summaries(run_dirs: list[Path]) -> list[Summary]:
+    """Summaries of every configuration found in the given run directories."""
+    results: list[dict] = []
+    errors: list[dict] = []
+    labels: dict[str, str] = {}
+    for run_dir in run_dirs:
+        if not (run_dir / RESULTS).exists() and not (run_dir / ERRORS).exists():
+            raise BadInput(f"{run_dir}: not a run directory (no {RESULTS})")
+        results += read_rows(run_dir / RESULTS)
+        errors += read_rows(run_dir / ERRORS)
+        labels.update({r["config_hash"]: r.get("label", "") for r in read_rows(run_dir / RUNS) if r.get("label")})
+    summaries = summarize(results, errors)
+    for s in summaries:
+        s.label = labels.get(s.config_hash, "")
+    return summaries
+
+
+def method(s: Summary) -> str:
+    return f"{s.name} ({s.model})"
+
+
+def pass_table(summaries: list[Summary]) -> tuple[list[str], list[list[str]]]:
+    """Rows = methods, columns = datasets, cells = pass@1 %; last column the average."""
+    datasets = list(dict.fromkeys(s.dataset for s in summaries))
+    methods = list(dict.fromkeys(method(s) for s in summaries))
+    cells = {(method(s), s.dataset): s for s in summaries}
+    rows = []
+    for m in methods:
+        values = [cells.get((m, d)) for d in datasets]
+        scored = [v.pass1 * 100 for v in values if v and v.problems]
+        row = [m] + [_cell(v) for v in values] + [f"{sum(scored) / len(scored):.1f}" if scored else "-"]
+        rows.append(row)
+    return ["method", *datasets, "avg"], rows
+
+
+def _cell(s: Summary | None) -> str:
+    if s is None or not s.problems:
+        return "-" if s is None else f"- ({s.infra_errors} infra)"
+    extra = f" ({s.infra_errors} infra)" if s.infra_errors else ""
+    return f"{s.pass1 * 100:.1f}{extra}"
+
+
+def cost_table(summaries: list[Summary]) -> tuple[list[str], list[list[str]]]:
+    """Per dataset and method: pass@1, change vs the dataset's first method, pass@k, and cost per problem."""
+    header = ["dataset", "method", "problems", "pass@1 %", "delta", "pass@k", "calls/prob", "prompt tok/prob",
+              "compl tok/prob", "cost $", "wall s/prob", "infra errors"]
+    rows = []
+    first: dict[str, float] = {}
+    for s in summaries:
+        base = first.setdefault(s.dataset, s.pass1)
+        k = max(s.pass_at) if s.pass_at else 1
+        rows.append([s.dataset, method(s), str(s.problems), f"{s.pass1 * 100:.1f}", f"{(s.pass1 - base) * 100:+.1f}",
+                     f"@{k} {s.pass_at.get(k, 0) * 100:.1f}" if k > 1 else "-", f"{s.calls:.2f}",
+                     f"{s.prompt_tokens:.0f}", f"{s.completion_tokens:.0f}", f"{s.cost_usd:.4f}", f"{s.wall_s:.1f}",
+                     str(s.infra_errors)])
+    return header, rows
+
+
+def print_tables(summaries: list[Summary]) -> None:
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 200)  # full tables when piped to a file
+    for title, (header, rows) in (("pass@1 on hidden tests (%)", pass_table(summaries)),
+                                  ("per problem: calls, tokens, cost, time", cost_table(summaries))):
+        table = Table(title=title)
+        for column in header:
+            table.add_column(column, justify="left" if column in ("method", "dataset") else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)

@@ -1,0 +1,113 @@
+"""The two kinds of bench task: code generation (a strategy, judged on hidden tests) and trace inference.
+
+Code: the strategy sees the problem and may run code on the public tests; the final code is judged on the hidden
+tests. A sandbox failure in either is an `InfrastructureError`, not a wrong answer. Trace inference (CodeRL+
+evaluation): the model predicts `f(input)` or a local variable's final value; the truth comes from the tracer's
+real run, and the answer scores when its literal equals it with the same type (Exact@1).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from solidcoder.bench.calls import RecordingModel
+from solidcoder.bench.runner import InfrastructureError
+from solidcoder.datasets.cruxeval import TraceItem, parameters
+from solidcoder.execution.judge import Judge, JudgeReport
+from solidcoder.execution.sandbox import Limits, SandboxPool
+from solidcoder.execution.trace import trace_program
+from solidcoder.problem import Problem, TestCase
+from solidcoder.prompting import PromptLibrary
+from solidcoder.strategies.base import SolveContext, Strategy
+
+ANSWER_NAME = "_answer_"
+
+
+class CodeTask:
+    """Solve with `strategy`, judge on hidden tests."""
+
+    def __init__(self, problems: list[Problem], strategy: Strategy, prompts: PromptLibrary, pool: SandboxPool,
+                 temperature: float | None = None, max_tokens: int | None = None):
+        self.items, self.strategy, self.prompts = problems, strategy, prompts
+        self.judge = Judge(pool)
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self._executor = ThreadPoolExecutor(max(2 * pool.size, 4), thread_name_prefix="judge")
+
+    async def judged(self, problem: Problem, code: str, tests: list[TestCase]) -> JudgeReport:
+        loop = asyncio.get_running_loop()
+        report = await loop.run_in_executor(self._executor, self.judge.judge, problem, code, tests)
+        if report.infrastructure_error:
+            detail = next(v.detail for v in report.verdicts if v.status == "sandbox_error")
+            raise InfrastructureError(detail)
+        return report
+
+    async def run_one(self, problem: Problem, model: RecordingModel) -> dict[str, Any]:
+        ctx = SolveContext(model, self.prompts, lambda p, code: self.judged(p, code, p.public_tests),
+                           self.temperature, self.max_tokens)
+        attempt = await self.strategy.solve(problem, ctx)
+        report = await self.judged(problem, attempt.code, problem.hidden_tests)
+        failure = report.failures()[0].detail[:300] if report.failures() else ""
+        return {"passed": report.passed, "tests_passed": report.pass_count, "tests_total": report.total,
+                "first_failure": failure, "code": attempt.code, "notes": attempt.notes}
+
+
+class TraceTask:
+    """Predict a value of a real run; Exact@1 against the tracer."""
+
+    def __init__(self, items: list[TraceItem], prompts: PromptLibrary, pool: SandboxPool,
+                 temperature: float | None = None, max_tokens: int | None = None):
+        self.items, self.prompts, self.pool = items, prompts, pool
+        self.temperature, self.max_tokens = temperature, max_tokens
+
+    def truth(self, item: TraceItem) -> tuple[str, Any]:
+        """(variable asked about or "", its true value) from one traced run."""
+        code = f"{item.code}\n\n{ANSWER_NAME} = {item.call}\n"
+        result = trace_program(self.pool, code, limits=Limits(wall_s=10.0))
+        if not result.ok:
+            raise InfrastructureError(f"tracer could not establish the truth: {result.error}")
+        if item.task == "output":
+            return "", result.scopes["<module>"][ANSWER_NAME]
+        local = result.scopes.get("f", {})
+        params = parameters(item.code)
+        names = sorted(n for n in local if n not in params) or sorted(local)
+        if not names:
+            raise InfrastructureError("f has no local variable with a literal final value")
+        return names[-1], local[names[-1]]
+
+    async def run_one(self, item: TraceItem, model: RecordingModel) -> dict[str, Any]:
+        variable, expected = await asyncio.to_thread(self.truth, item)
+        template = "tasks/trace_output" if item.task == "output" else "tasks/trace_variable"
+        extra = {"variable": variable} if variable else {}
+        messages = self.prompts.messages(template, code=item.code, input=item.input, **extra)
+        reply = await model.acomplete(messages, temperature=self.temperature, max_tokens=self.max_tokens)
+        answer = parse_answer(reply.text)
+        return {"passed": same_value(answer, expected), "variable": variable, "expected": repr(expected),
+                "predicted": "<no literal answer>" if answer is _NO_ANSWER else repr(answer)}
+
+
+_NO_ANSWER = object()
+
+
+def parse_answer(text: str) -> Any:
+    """The literal after the last `ANSWER:`, else the last non-empty line; the raw text when not a literal."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    tagged = [line.split("ANSWER:", 1)[1].strip() for line in lines if "ANSWER:" in line]
+    candidate = (tagged or lines or [""])[-1].strip("`").strip()
+    try:
+        return ast.literal_eval(candidate)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return _NO_ANSWER
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Exact: equal and of the same type, all the way down (so 1 is not True and (1,) is not [1])."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    return a == b

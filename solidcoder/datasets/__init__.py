@@ -1,0 +1,140 @@
+"""Benchmark datasets as `Problem`s: humaneval, mbpp, apps, codecontests, livecodebench; cruxeval trace items.
+
+`load_dataset(name, DataOptions(...))` reads the public source through Hugging Face `datasets` (online, cached), or
+`data_file` in the shared-data formats or the project's own problem schema. Selection order: dedupe ids, then
+`subset` (a published id list), then `ids_file`, then `limit`. Everything wrong with the input is `BadInput`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from solidcoder.datasets.apps import apps_online, apps_problem
+from solidcoder.datasets.base import LoadReport, dedupe, is_schema_file, load_schema_file, read_jsonl_rows
+from solidcoder.datasets.codecontests import codecontests_any, codecontests_online
+from solidcoder.datasets.cruxeval import TraceItem, cruxeval_item, cruxeval_online
+from solidcoder.datasets.humaneval import humaneval_online, humaneval_problem, mbpp_online, mbpp_problem
+from solidcoder.datasets.livecodebench import livecodebench_online, livecodebench_problem
+from solidcoder.errors import BadInput
+from solidcoder.problem import Problem
+
+# name -> (row -> Problem, online rows)
+CODE_DATASETS: dict[str, tuple[Callable[[dict], Problem], Callable[[], list[dict]]]] = {
+    "humaneval": (humaneval_problem, humaneval_online),
+    "mbpp": (mbpp_problem, mbpp_online),
+    "apps": (apps_problem, apps_online),
+    "codecontests": (codecontests_any, codecontests_online),
+    "livecodebench": (livecodebench_problem, livecodebench_online),
+}
+TRACE_DATASETS = {"cruxeval": "output", "cruxeval-vars": "variable"}
+DATASETS = (*CODE_DATASETS, *TRACE_DATASETS)
+SUBSETS_DIR = Path(__file__).parent / "subsets"
+SUBSETS = {"apps150": "apps"}  # codecontests165: the id list is not published with the paper's code
+
+
+@dataclass
+class DataOptions:
+    data_file: Path | None = None
+    limit: int | None = None
+    ids_file: Path | None = None
+    subset: str | None = None
+
+
+def check_name(name: str) -> None:
+    if name not in DATASETS:
+        raise BadInput(f"unknown dataset {name!r}; choose one of: {', '.join(DATASETS)}")
+
+
+def load_dataset(name: str, options: DataOptions | None = None) -> tuple[list[Problem], LoadReport]:
+    """The selected problems of a code dataset and what was dropped on the way."""
+    check_name(name)
+    if name not in CODE_DATASETS:
+        raise BadInput(f"{name} is a trace-inference dataset; load it with load_trace_items")
+    options = options or DataOptions()
+    report = LoadReport(source=str(options.data_file or f"{name} (online)"))
+    problems = dedupe(_problems(name, options.data_file, report), report)
+    problems = select(problems, options, name, report)
+    report.selected = len(problems)
+    return problems, report
+
+
+def _problems(name: str, data_file: Path | None, report: LoadReport) -> list[Problem]:
+    convert, online = CODE_DATASETS[name]
+    if data_file is not None and not data_file.is_file():
+        raise BadInput(f"--data-file {data_file}: no such file")
+    if data_file is not None and is_schema_file(data_file):
+        problems = load_schema_file(data_file)
+        report.rows = len(problems)
+        return problems
+    rows = read_jsonl_rows(data_file) if data_file is not None else online()
+    report.rows = len(rows)
+    return [_convert(convert, row, i, report) for i, row in enumerate(rows, 1)]
+
+
+def _convert(convert: Callable[[dict], Problem], row: dict, line: int, report: LoadReport) -> Problem:
+    try:
+        return convert(row)
+    except (KeyError, TypeError, ValueError) as exc:
+        what = f"{type(exc).__name__}: {exc}"
+        raise BadInput(f"{report.source}, row {line}: not in the expected format ({what})") from None
+
+
+def select(items: list, options: DataOptions, name: str, report: LoadReport | None = None) -> list:
+    """Apply subset, ids file and limit, in that order, to anything with an `id`."""
+    if options.subset:
+        items = _keep(items, _subset_ids(options.subset, name), f"--subset {options.subset}", strict=False)
+    if options.ids_file:
+        items = _keep(items, _read_ids(options.ids_file), f"--ids {options.ids_file}", strict=True)
+    if options.limit is not None:
+        if options.limit < 1:
+            raise BadInput(f"--limit must be at least 1, got {options.limit}")
+        items = items[: options.limit]
+    return items
+
+
+def _subset_ids(subset: str, name: str) -> list[str]:
+    if subset not in SUBSETS:
+        raise BadInput(f"unknown subset {subset!r}; known: {', '.join(SUBSETS)} (the CodeContests-165 id list "
+                       "is not published; use --ids FILE)")
+    if SUBSETS[subset] != name:
+        raise BadInput(f"--subset {subset} belongs to dataset {SUBSETS[subset]}, not {name}")
+    lines = (SUBSETS_DIR / f"{subset}.txt").read_text().splitlines()
+    return [f"apps-{x.strip()}" for x in lines if x.strip() and not x.startswith("#")]
+
+
+def _read_ids(path: Path) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"--ids {path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    ids = [x.strip() for x in lines if x.strip() and not x.startswith("#")]
+    if not ids:
+        raise BadInput(f"--ids {path}: no ids in the file")
+    return ids
+
+
+def _keep(items: list, ids: list[str], what: str, strict: bool) -> list:
+    by_id = {item.id: item for item in items}
+    missing = [i for i in ids if i not in by_id]
+    if strict and missing:
+        raise BadInput(f"{what}: {len(missing)} ids not in the dataset, e.g. {missing[0]!r}")
+    return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+
+
+def load_trace_items(name: str, options: DataOptions | None = None) -> list[TraceItem]:
+    """CRUXEval items for output prediction ("cruxeval") or variable final values ("cruxeval-vars")."""
+    check_name(name)
+    options = options or DataOptions()
+    if options.data_file is not None and not options.data_file.is_file():
+        raise BadInput(f"--data-file {options.data_file}: no such file")
+    rows = read_jsonl_rows(options.data_file) if options.data_file else cruxeval_online()
+    try:
+        items = [cruxeval_item(row, TRACE_DATASETS[name]) for row in rows]
+    except KeyError as exc:
+        raise BadInput(f"{options.data_file}: not a CRUXEval file (missing field {exc})") from None
+    return select(items, options, name)
+
+
+__all__ = ["DATASETS", "DataOptions", "LoadReport", "TraceItem", "load_dataset", "load_trace_items", "select"]

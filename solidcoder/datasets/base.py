@@ -1,0 +1,123 @@
+"""What every dataset loader shares: reading source rows, selecting problems, and the load report.
+
+A loader turns rows (from Hugging Face `datasets` when online, or from a local JSONL file) into `Problem`s.
+Public tests are what the solver may see (the examples of the statement); hidden tests are the whole evaluation set
+of the source, and are only used for the final verdict. Duplicate ids are removed (first one kept) and reported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from solidcoder.errors import BadInput
+from solidcoder.problem import Problem, load_problems
+
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class LoadReport:
+    """What the loader did besides returning problems: duplicates dropped, rows skipped, selection applied."""
+
+    source: str
+    rows: int = 0
+    duplicates: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    selected: int = 0
+
+    def lines(self) -> list[str]:
+        out = [f"{self.source}: {self.rows} rows, {self.selected} problems selected"]
+        if self.duplicates:
+            shown = ", ".join(sorted(set(self.duplicates))[:8])
+            out.append(f"removed {len(self.duplicates)} duplicate rows ({len(set(self.duplicates))} ids: {shown}...)")
+        if self.skipped:
+            out.append(f"skipped {len(self.skipped)} unusable rows: {'; '.join(self.skipped[:3])}")
+        return out
+
+
+def read_jsonl_rows(path: Path) -> list[dict]:
+    """Raw JSON objects of a JSONL file, with one-line BadInput errors naming the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"--data-file {path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    rows = []
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BadInput(f"{path}, line {lineno}: invalid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise BadInput(f"{path}, line {lineno}: expected a JSON object")
+        rows.append(row)
+    return rows
+
+
+def is_schema_file(path: Path) -> bool:
+    """True when the file is in the project's own problem schema (first row has `kind` and `statement`)."""
+    if path.suffix == ".json":
+        return True
+    rows = read_jsonl_rows(path)
+    return bool(rows) and "kind" in rows[0] and "statement" in rows[0]
+
+
+def load_schema_file(path: Path) -> list[Problem]:
+    return load_problems(path)
+
+
+def dedupe(problems: list[Problem], report: LoadReport) -> list[Problem]:
+    """Keep the first problem of each id; record the others in the report."""
+    seen: set[str] = set()
+    out = []
+    for problem in problems:
+        if problem.id in seen:
+            report.duplicates.append(problem.id)
+            continue
+        seen.add(problem.id)
+        out.append(problem)
+    return out
+
+
+def squash(text: str) -> str:
+    return _SPACE.sub("", text)
+
+
+def shown_in_statement(statement: str, texts: list[str]) -> bool:
+    """True when every text (ignoring whitespace) appears in the statement: the test is one of its examples."""
+    flat = squash(statement)
+    return all(squash(t) in flat for t in texts if t.strip())
+
+
+def first_function_name(code: str) -> str | None:
+    """`f` for `def f(...)`, `Solution.f` for a method of a top-level class (LeetCode-style starter code)."""
+    cls = re.search(r"^class\s+(\w+)", code, re.MULTILINE)
+    fn = re.search(r"^\s*def\s+(\w+)", code, re.MULTILINE)
+    if fn is None:
+        return None
+    return f"{cls.group(1)}.{fn.group(1)}" if cls and fn.start() > cls.start() else fn.group(1)
+
+
+def stdout_text(value: Any) -> str:
+    """APPS / CodeContests outputs are sometimes one-element lists; a longer list is one line per element."""
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value)
+
+
+def hub_rows(path: str, split: str, name: str | None = None) -> list[dict]:
+    """Rows from the Hugging Face hub (cached by `datasets`); needs network the first time."""
+    try:
+        import datasets  # heavy and optional: only the online path needs it
+    except ImportError:
+        raise BadInput(f"loading {path} online needs `pip install datasets`; or give --data-file PATH") from None
+    try:
+        return [dict(row) for row in datasets.load_dataset(path, name, split=split)]
+    except Exception as exc:  # noqa: BLE001 - network, auth, missing split: all mean "cannot load"
+        raise BadInput(f"cannot load {path} from the Hugging Face hub ({type(exc).__name__}); "
+                       "give --data-file PATH for an offline copy") from None

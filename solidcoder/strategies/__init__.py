@@ -1,0 +1,37 @@
+"""Code-generation strategies behind one `Strategy` protocol: the six baselines and the SolidCoder adapter.
+
+`make_strategy(name)` builds one by name; `STRATEGIES` lists the names the CLI accepts.
+"""
+
+from __future__ import annotations
+
+from solidcoder.errors import BadInput
+from solidcoder.strategies.base import Attempt, SolveContext, Strategy, extract_code
+
+ONE_CALL = ("direct", "cot", "self_planning", "analogical")
+STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder")
+
+
+def make_strategy(name: str) -> Strategy:
+    """The strategy called `name` (dashes and underscores are the same)."""
+    key = name.replace("-", "_")
+    if key in ONE_CALL:
+        from solidcoder.strategies.simple import OneCallStrategy
+
+        return OneCallStrategy(key)
+    if key == "mapcoder":
+        from solidcoder.strategies.multi import MapCoder
+
+        return MapCoder()
+    if key == "codesim":
+        from solidcoder.strategies.multi import CodeSim
+
+        return CodeSim()
+    if key == "solidcoder":
+        from solidcoder.strategies.solidcoder import make_solidcoder
+
+        return make_solidcoder()
+    raise BadInput(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
+
+
+__all__ = ["STRATEGIES", "Attempt", "SolveContext", "Strategy", "extract_code", "make_strategy"]

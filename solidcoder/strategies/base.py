@@ -1,0 +1,92 @@
+"""The Strategy protocol every baseline (and the SolidCoder adapter) implements, and what they share.
+
+A strategy gets a problem (statement and public tests only: the runner never hands it hidden tests) and a
+`SolveContext` (the model, the prompt library, and `check` to run code on the public tests in the sandbox), and
+returns an `Attempt`: the final code and a few notes. Model errors propagate: the runner records them as
+infrastructure errors, never as wrong answers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from solidcoder.execution.judge import JudgeReport
+from solidcoder.models.base import Model
+from solidcoder.problem import Problem
+from solidcoder.prompting import PromptLibrary
+
+LANGUAGE = "Python 3"
+_FENCE = re.compile(r"```[A-Za-z0-9_+-]*[^\n]*\n(.*?)```", re.DOTALL)
+
+
+@dataclass
+class Attempt:
+    """A strategy's answer for one problem."""
+
+    code: str
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SolveContext:
+    """What a strategy may use. `check(problem, code)` judges code on the public tests (sandboxed)."""
+
+    model: Model
+    prompts: PromptLibrary
+    check: Callable[[Problem, str], Awaitable[JudgeReport]]
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+class Strategy(Protocol):
+    """A way of turning a problem into code. `settings()` is hashed into the run's configuration key."""
+
+    name: str
+
+    def settings(self) -> dict[str, Any]: ...
+
+    async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt: ...
+
+
+def statement(problem: Problem) -> str:
+    """The problem as the model sees it: the statement, plus starter code when the statement lacks it."""
+    starter = problem.starter_code.strip()
+    if starter and starter not in problem.statement:
+        return f"{problem.statement.rstrip()}\n\nStarter code:\n```python\n{problem.starter_code.rstrip()}\n```"
+    return problem.statement
+
+
+def common_variables(problem: Problem) -> dict[str, str]:
+    return {"problem": statement(problem), "language": LANGUAGE,
+            "io_mode": "call" if problem.kind == "call" else "stdin", "entry_point": problem.entry_point or ""}
+
+
+async def ask(ctx: SolveContext, template: str, **variables: str) -> str:
+    """Render a template, call the model once, return the reply text."""
+    messages = ctx.prompts.messages(template, **variables)
+    completion = await ctx.model.acomplete(messages, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
+    return completion.text
+
+
+def extract_code(text: str) -> str:
+    """The last fenced block that mentions Python code (else the last block, else the whole reply)."""
+    blocks = [b for b in _FENCE.findall(text) if b.strip()]
+    if not blocks:
+        return text.strip()
+    with_def = [b for b in blocks if "def " in b or "print(" in b or "input(" in b]
+    return (with_def or blocks)[-1].strip() + "\n"
+
+
+def test_report(problem: Problem, report: JudgeReport, limit: int = 3) -> str:
+    """A short text account of the failing public tests, for debugging prompts."""
+    lines = [f"Passed {report.pass_count} of {report.total} sample tests."]
+    tests = problem.public_tests
+    for verdict in report.failures()[:limit]:
+        test = tests[verdict.index] if verdict.index < len(tests) else None
+        what = (test.stdin if test and test.kind == "stdio" else (test.script or test.call)) if test else "?"
+        lines.append(f"- Test input: {what!s:.400}\n  Expected: {verdict.expected!s:.300}\n"
+                     f"  Got: {verdict.actual!s:.300}\n  Verdict: {verdict.status} {verdict.detail:.300}")
+    return "\n".join(lines)
