@@ -1,0 +1,137 @@
+"""Library side of `solidcoder solve`: read the problem, build the models, run the pipeline, show and write results.
+
+Progress goes to stderr (rich), the program to stdout or `--out`, the trajectory under the run directory. Exit
+codes: 0 verified, 1 unverified (budget or loop exhausted; the best candidate is still printed, marked), 2 bad
+input (raised as `BadInput` before anything is written), 3 infrastructure error (a model or the sandbox failed;
+the trajectory so far is on disk and the message says why).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from solidcoder.errors import BadInput
+from solidcoder.pipeline import SolveConfig, SolveResult, solve
+from solidcoder.problem import Problem, TestCase, load_problem
+from solidcoder.stages.base import Event
+from solidcoder.textproblem import read_problem_text
+
+EXIT_CODES = {"verified": 0, "unverified": 1, "infrastructure_error": 3}
+
+
+@dataclass
+class ModelChoice:
+    """Which models to use and the run-wide caps."""
+
+    specs: list[str] = field(default_factory=list)
+    api_base: str | None = None
+    api_key: str | None = None
+    gguf: Path | None = None
+    max_calls: int | None = None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
+
+
+def load_input(path: Path, stdio: bool = False, function: str | None = None, tests: Path | None = None) -> Problem:
+    """The problem from a problem JSON/JSONL or a free-text file, plus any `--tests` file."""
+    if stdio and function:
+        raise BadInput("give either --stdio or --function NAME, not both")
+    if path.suffix in (".json", ".jsonl"):
+        problem = load_problem(path)
+        if (stdio and problem.kind != "stdio") or (function and problem.entry_point != function):
+            raise BadInput(f"{path}: --stdio/--function contradict the problem file (kind {problem.kind!r})")
+    else:
+        problem = read_problem_text(path, "stdio" if stdio else None, function)
+    if tests is not None:
+        problem.public_tests = problem.public_tests + read_tests(tests, problem.kind)
+    return problem
+
+
+def read_tests(path: Path, kind: str) -> list[TestCase]:
+    """Tests from a JSON list or a JSONL file of test objects (docs/problem-schema.md)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        items = [json.loads(line) for line in text.splitlines() if line.strip()] if path.suffix == ".jsonl" \
+            else json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise BadInput(f"--tests {path}: cannot read tests ({exc})") from None
+    if not isinstance(items, list):
+        raise BadInput(f"--tests {path}: expected a JSON list of tests")
+    tests = []
+    for i, item in enumerate(items):
+        try:
+            test = TestCase.from_dict(item, default_kind=kind)
+        except (ValueError, TypeError) as exc:
+            raise BadInput(f"--tests {path}: test {i}: {exc}") from None
+        if test.kind != kind:
+            raise BadInput(f"--tests {path}: test {i} is a {test.kind} test but the problem is {kind}")
+        tests.append(test)
+    return tests
+
+
+def build_models(choice: ModelChoice):
+    from solidcoder.models.base import Budget, BudgetConfig
+    from solidcoder.models.factory import ModelOptions, make_roster, parse_role_specs
+
+    budget = Budget(BudgetConfig(choice.max_calls, choice.max_total_tokens, choice.max_cost_usd))
+    options = ModelOptions(api_base=choice.api_base, api_key=choice.api_key, gguf=choice.gguf, budget=budget)
+    return make_roster(parse_role_specs(choice.specs), options)
+
+
+def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, out: Path | None = None,
+              prompts_dir: Path | None = None) -> int:
+    """Solve `problem` and report; returns the exit code."""
+    from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+    from solidcoder.prompting import PromptLibrary, check_templates
+
+    if out is not None and not out.parent.is_dir():
+        raise BadInput(f"--out {out}: directory {out.parent} does not exist")
+    prompts = PromptLibrary.from_env(prompts_dir)
+    check_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
+    models = build_models(choice)
+    if config.run_dir is None:
+        config.run_dir = Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
+    console = Console(stderr=True)
+    with SandboxPool(SandboxConfig(workers=2)) as pool:
+        result = solve(problem, models, pool, config, prompts=prompts, on_event=_progress(console))
+    _write_program(result, out)
+    _print_summary(console, result, config.run_dir)
+    return EXIT_CODES[result.status]
+
+
+def _progress(console: Console):
+    def show(event: Event) -> None:
+        console.print(f"[bold cyan]{event.stage:>14}[/] {event.message}", highlight=False)
+
+    return show
+
+
+def _write_program(result: SolveResult, out: Path | None) -> None:
+    code = result.code if result.verified else f"# UNVERIFIED ({result.status}): {result.reason}\n{result.code}"
+    if out is None:
+        print(code, end="" if code.endswith("\n") else "\n")
+        return
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp.write_text(code, encoding="utf-8")
+    os.replace(tmp, out)
+
+
+def _print_summary(console: Console, result: SolveResult, run_dir: Path) -> None:
+    style = {"verified": "green", "unverified": "yellow"}.get(result.status, "red")
+    table = Table(title=f"[{style}]{result.status}[/]: {result.reason}", show_header=False)
+    usage = result.usage
+    rows = [("plans used", result.plans_used), ("debug rounds", result.debug_rounds),
+            ("accumulated tests", len(result.accumulated_tests)), ("model calls", usage.calls),
+            ("tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"),
+            ("cost", f"${usage.cost_usd:.4f}"), ("time", f"{result.elapsed_s:.1f} s"),
+            ("trajectory", str(run_dir / "trajectory.json"))]
+    for name, value in rows:
+        table.add_row(name, str(value))
+    console.print(table)

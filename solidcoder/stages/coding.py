@@ -1,0 +1,50 @@
+"""Code generation: draw up to K candidates for a plan and keep the best by live execution.
+
+Candidates after the first are sampled at `temperature` (> 0) so that they differ. Each candidate is first
+simulated by the model (a preliminary filter, skipped with `--no-sim`), then executed on the whole test suite;
+drawing stops at the first candidate that passes every test and whose simulation did not say FAILED. The best
+candidate ranks by tests passed, then by the simulation verdict: execution always has the final word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from solidcoder.stages.base import StageContext, extract_code
+from solidcoder.stages.live import Evaluation, LiveExecutor, SuiteTest
+from solidcoder.stages.simulation import Simulator
+
+
+@dataclass
+class CodingConfig:
+    candidates: int = 3
+    temperature: float = 0.8
+
+
+class Coder:
+    """Turns a plan into the best of K executed candidates."""
+
+    def __init__(self, ctx: StageContext, config: CodingConfig, live: LiveExecutor, simulator: Simulator | None,
+                 on_candidate: Callable[[Evaluation], None] | None = None):
+        self.ctx, self.config, self.live, self.simulator = ctx, config, live, simulator
+        self.on_candidate = on_candidate or (lambda _evaluation: None)
+
+    def write(self, plan: str, temperature: float | None) -> str:
+        reply = self.ctx.ask("code", "coder", "stages/code", temperature, plan=plan, **self.ctx.common)
+        return extract_code(reply)
+
+    def best(self, plan: str, tests: list[SuiteTest]) -> Evaluation:
+        ranked: list[tuple[int, bool, int, Evaluation]] = []
+        for i in range(max(1, self.config.candidates)):
+            code = self.write(plan, None if i == 0 else self.config.temperature)
+            sim_ok = self.simulator.passes(code) if self.simulator else None
+            evaluation = self.live.evaluate(code, tests)
+            self.ctx.trajectory.add("execution", "code", candidate=i, simulation=sim_ok,
+                                    outcomes=[o.__dict__ for o in evaluation.outcomes])
+            self.ctx.emit("code", f"candidate {i + 1}: {evaluation.summary()}", simulation=sim_ok)
+            self.on_candidate(evaluation)
+            ranked.append((len(evaluation.passed_ids), sim_ok is not False, -i, evaluation))
+            if evaluation.green and sim_ok is not False:
+                break
+        return max(ranked, key=lambda r: r[:3])[3]

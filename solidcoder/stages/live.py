@@ -1,0 +1,181 @@
+"""Live execution: run a candidate in the sandbox against public and generated tests, one outcome per test.
+
+Generated tests are typed like the problem. For a call problem a generated test is an assert script run by the
+judge after the candidate, like any call test. For a stdin problem it is an input plus a property check: the
+candidate runs on the input as a normal program, then the check runs in the sandbox as its own small program that
+receives `{"stdin": ..., "stdout": ...}` as JSON on its standard input and calls `check(stdin, stdout)`. A stdin
+program is never sent a Python script. A `crash_only` test (the `--no-oracle` ablation) passes unless the
+candidate crashes: assertion failures are ignored.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+
+from solidcoder.execution.judge import Judge, TestVerdict
+from solidcoder.execution.sandbox import ExecResult, Limits, SandboxPool
+from solidcoder.problem import Problem, TestCase
+from solidcoder.stages.base import describe_test
+
+# Runs after the generated `check` definition; reads the candidate's run as data, never as code.
+_CHECK_DRIVER = "\n\nimport json as _json, sys as _sys\n_run = _json.loads(_sys.stdin.read())\n" \
+                "check(_run['stdin'], _run['stdout'])\n"
+
+
+class SandboxFailure(RuntimeError):
+    """The sandbox, not the candidate, failed: the run must not be scored."""
+
+
+@dataclass(frozen=True)
+class GeneratedTest:
+    """A model-written test: an assert script (call) or an input plus a `check(stdin, stdout)` source (stdio)."""
+
+    kind: str
+    source: str
+    stdin: str | None = None
+    crash_only: bool = False
+    origin: str = ""
+
+    def text(self) -> str:
+        """How prompts show the test."""
+        if self.kind == "call":
+            return self.source
+        return f"Input (standard input):\n{self.stdin}\nProperty check over the output:\n{self.source}"
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "source": self.source, "stdin": self.stdin, "crash_only": self.crash_only,
+                "origin": self.origin}
+
+    def as_testcase(self) -> TestCase:
+        return TestCase(kind="call", script=self.source, style="assert", name=self.origin or None)
+
+
+@dataclass(frozen=True)
+class SuiteTest:
+    """A test with a stable id (`public-0`, `generated-1`) so evaluations of different candidates line up."""
+
+    id: str
+    test: TestCase | GeneratedTest
+
+
+@dataclass
+class Outcome:
+    """One test's result, with what the debugger needs to see."""
+
+    id: str
+    passed: bool
+    status: str
+    detail: str = ""
+    input: str = ""
+    expected: str = ""
+    actual: str = ""
+    stdin: str = ""
+    call: str | None = None
+
+
+@dataclass
+class Evaluation:
+    """A candidate and its outcomes on a list of tests."""
+
+    code: str
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def green(self) -> bool:
+        return all(o.passed for o in self.outcomes)
+
+    @property
+    def passed_ids(self) -> set[str]:
+        return {o.id for o in self.outcomes if o.passed}
+
+    def failures(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.passed]
+
+    def summary(self) -> str:
+        return f"{len(self.passed_ids)}/{len(self.outcomes)} tests pass"
+
+
+class LiveExecutor:
+    """Evaluates candidates on a problem's sandbox pool."""
+
+    def __init__(self, pool: SandboxPool, problem: Problem):
+        self.pool, self.problem, self.judge = pool, problem, Judge(pool)
+        self.limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+
+    def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
+        """Run `code` on every test; raises `SandboxFailure` when the sandbox itself failed."""
+        if self.problem.kind == "call":
+            outcomes = self._judged(code, tests)
+        else:
+            judged = self._judged(code, [t for t in tests if isinstance(t.test, TestCase)])
+            by_id = {o.id: o for o in judged}
+            outcomes = [by_id.get(t.id) or self._stdio_generated(code, t) for t in tests]
+        if any(o.status == "sandbox_error" for o in outcomes):
+            raise SandboxFailure(next(o.detail for o in outcomes if o.status == "sandbox_error"))
+        return Evaluation(code, outcomes)
+
+    def _judged(self, code: str, tests: list[SuiteTest]) -> list[Outcome]:
+        if not tests:
+            return []
+        cases = [t.test if isinstance(t.test, TestCase) else t.test.as_testcase() for t in tests]
+        report = self.judge.judge(self.problem, code, cases)
+        return [self._outcome(t, v) for t, v in zip(tests, report.verdicts, strict=False)]
+
+    def _outcome(self, suite_test: SuiteTest, verdict: TestVerdict) -> Outcome:
+        test = suite_test.test
+        case = test if isinstance(test, TestCase) else test.as_testcase()
+        sample = describe_test(case)
+        crash_only = isinstance(test, GeneratedTest) and test.crash_only
+        passed = verdict.passed or (crash_only and verdict.status == "fail")
+        actual = verdict.actual if verdict.actual is not None else verdict.detail
+        call = case.call if case.kind == "call" and case.call else first_call(case.script or "", self.problem)
+        return Outcome(suite_test.id, passed, verdict.status, verdict.detail, sample.input, sample.output,
+                       actual or "", stdin=case.stdin or "", call=call)
+
+    def _stdio_generated(self, code: str, suite_test: SuiteTest) -> Outcome:
+        test = suite_test.test
+        assert isinstance(test, GeneratedTest)
+        base = Outcome(suite_test.id, False, "fail", input=test.stdin or "", stdin=test.stdin or "",
+                       expected=f"output accepted by:\n{test.source}")
+        run = self.pool.run_program(code, test.stdin or "", self.limits)
+        base.actual = run.stdout
+        if run.status != "ok":
+            base.status = "sandbox_error" if run.status == "sandbox_error" else "error"
+            base.detail = _last_line(run) or run.status
+            return base
+        if test.crash_only:
+            base.passed, base.status = True, "pass"
+            return base
+        return self._checked(base, test, run.stdout)
+
+    def _checked(self, base: Outcome, test: GeneratedTest, stdout: str) -> Outcome:
+        payload = json.dumps({"stdin": test.stdin or "", "stdout": stdout})
+        check = self.pool.run_program(test.source + _CHECK_DRIVER, payload, self.limits)
+        if check.status == "sandbox_error":
+            base.status, base.detail = "sandbox_error", check.detail
+        elif check.ok:
+            base.passed, base.status = True, "pass"
+        else:
+            base.detail = f"property check failed: {_last_line(check) or check.status}"
+        return base
+
+
+def _last_line(result: ExecResult) -> str:
+    lines = result.stderr.strip().splitlines()
+    return lines[-1] if lines else result.detail
+
+
+def first_call(script: str, problem: Problem) -> str | None:
+    """The source of the first call to the entry point in an assert script (what the tracer replays)."""
+    name = (problem.entry_point or "").split(".")[-1]
+    try:
+        tree = ast.parse(script)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        func = getattr(node, "func", None)
+        if isinstance(node, ast.Call) and (getattr(func, "id", None) or getattr(func, "attr", None)) == name:
+            return ast.get_source_segment(script, node)
+    return None
