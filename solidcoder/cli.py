@@ -154,6 +154,48 @@ def rank(
         raise _fail(str(exc)) from None
 
 
+@app.command()
+def solve(
+    problem: Annotated[Path, typer.Argument(help="problem.txt (free text) or a problem JSON.")],
+    stdio: Annotated[bool, typer.Option("--stdio", help="Force a stdin/stdout program.")] = False,
+    function: Annotated[str | None, typer.Option("--function", help="Force a call problem on NAME.")] = None,
+    tests: Annotated[Path | None, typer.Option("--tests", help="JSON list / JSONL of extra public tests.")] = None,
+    model: Annotated[list[str] | None, typer.Option("--model", help="MODEL or ROLE=MODEL (repeatable).")] = None,
+    api_base: Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL.")] = None,
+    api_key: Annotated[str | None, typer.Option("--api-key", envvar="SOLIDCODER_API_KEY", help="API key.")] = None,
+    gguf: Annotated[Path | None, typer.Option("--gguf", help="GGUF file for the embedded model.")] = None,
+    prompts: PromptsDir = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the program here instead of stdout.")] = None,
+    run_dir: Annotated[Path | None, typer.Option("--run-dir", help="Where trajectory.json goes.")] = None,
+    plans: Annotated[int, typer.Option("--plans", min=1, help="Plans (p).")] = 5,
+    debug_rounds: Annotated[int, typer.Option("--debug-rounds", min=0, help="Debug rounds per plan (d).")] = 5,
+    oracle_rounds: Annotated[int, typer.Option("--oracle-rounds", min=0, help="Oracle rounds per plan (a).")] = 3,
+    candidates: Annotated[int, typer.Option("--candidates", min=1, help="Code candidates per plan (K).")] = 3,
+    no_shift_left: Annotated[bool, typer.Option("--no-shift-left", help="Plan without edge-case analysis.")] = False,
+    no_sim: Annotated[bool, typer.Option("--no-sim", help="No intermediate simulation.")] = False,
+    no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Generated tests check crashes only.")] = False,
+    no_live: Annotated[bool, typer.Option("--no-live", help="Judge generated tests by mental tracing.")] = False,
+    no_defensive: Annotated[bool, typer.Option("--no-defensive", help="Do not keep failing tests.")] = False,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Completion tokens per call.")] = None,
+    max_calls: Annotated[int | None, typer.Option("--max-calls", help="Cap on model calls.")] = None,
+    max_total_tokens: Annotated[int | None, typer.Option("--max-total-tokens", help="Cap on tokens.")] = None,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", help="Cap on cost in USD.")] = None,
+) -> None:
+    """Write a program for PROBLEM, verified by execution. Exit 0 verified, 1 unverified, 2 bad input, 3 model or
+    sandbox failure."""
+    from solidcoder.pipeline import SolveConfig
+    from solidcoder.solve_command import ModelChoice, load_input, run_solve
+
+    config = SolveConfig(plans, debug_rounds, oracle_rounds, candidates, not no_shift_left, not no_sim,
+                         not no_oracle, not no_live, not no_defensive, max_tokens=max_tokens, run_dir=run_dir)
+    choice = ModelChoice(model or [], api_base, api_key, gguf, max_calls, max_total_tokens, max_cost)
+    try:
+        code = run_solve(load_input(problem, stdio, function, tests), config, choice, out, prompts)
+    except BadInput as exc:
+        raise _fail(str(exc)) from None
+    raise typer.Exit(code)
+
+
 # --- commands added by later work go above this line ---
 
 
