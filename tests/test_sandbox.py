@@ -318,3 +318,15 @@ def test_a_program_cannot_fake_a_sandbox_error(sandbox_pool):
     code = "import os, sys\nos.write(2, b'sandbox setup failed: fake')\nos._exit(121)"
     result = sandbox_pool.run_program(code, limits=FAST)
     assert result.status == "runtime_error" and result.exit_code == 121
+
+
+def test_multiprocessing_works_inside_the_sandbox(sandbox_pool):
+    code = "import multiprocessing as mp\nwith mp.Pool(2) as pool:\n    print(pool.map(abs, [-1, -2]))"
+    result = sandbox_pool.run_program(code, limits=Limits(wall_s=10.0))
+    assert (result.status, result.stdout) == ("ok", "[1, 2]\n")
+    no_leftovers(sandbox_pool)
+
+
+def test_imports_outside_the_preloaded_set_work(sandbox_pool):
+    result = sandbox_pool.run_program("import sqlite3, xml.dom.minidom, zipfile\nprint('imported')", limits=FAST)
+    assert (result.status, result.stdout) == ("ok", "imported\n")

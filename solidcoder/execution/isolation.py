@@ -151,7 +151,10 @@ def _isolate_filesystem(tmp_mb: int) -> Layer:
         _expose_import_paths(sys.path)
         _remount_read_only()  # before the tmpfs, which must stay writable
         _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={tmp_mb}m,mode=1777")
-        return Layer("filesystem", True, f"everything read-only except a private {tmp_mb} MiB tmpfs on /tmp")
+        if os.path.isdir("/dev/shm"):  # POSIX semaphores and shared memory (multiprocessing) live here
+            _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=16m,mode=1777")
+        detail = f"everything read-only except private tmpfs on /tmp ({tmp_mb} MiB) and /dev/shm"
+        return Layer("filesystem", True, detail)
     except OSError as exc:
         return Layer("filesystem", False, str(exc))
 

@@ -7,8 +7,9 @@ What a run is isolated from, on a Linux kernel that allows it (each layer is rep
 and logged as a warning when it is off; none is skipped silently):
 
 * the network: a new network namespace with no interface up, and a seccomp filter refusing non-AF_UNIX sockets;
-* the filesystem: a mount namespace in which every mount is read-only except a private tmpfs on /tmp (the
-  working directory is /tmp/work), wiped after every run; files readable by "other" stay readable;
+* the filesystem: a mount namespace in which every mount is read-only except private tmpfs on /tmp and /dev/shm
+  (the working directory is /tmp/work), wiped after every run; files readable by "other" stay readable, except
+  that private home directories holding the Python installation are replaced by just its import paths;
 * other users' files and privileges: an unprivileged uid/gid per worker (started as root), or a user namespace
   with all capabilities dropped (started as a normal user); no_new_privs; seccomp refuses ptrace, setuid, mount,
   namespace creation, module loading, bpf, perf, keyctl and io_uring;

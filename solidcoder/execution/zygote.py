@@ -132,12 +132,12 @@ class Zygote:
         return path
 
     def _clean(self, workdir: str) -> None:
-        root = "/tmp" if self.private_tmp else workdir
-        if self.private_tmp:
+        if not self.private_tmp:
+            shutil.rmtree(workdir, ignore_errors=True)
+            return
+        for root in ("/tmp", "/dev/shm"):
             for entry in os.scandir(root):
                 _remove(entry.path)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
 
 
 def _remove(path: str) -> None:
