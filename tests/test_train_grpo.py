@@ -1,0 +1,141 @@
+"""Real GRPO steps on a tiny Qwen2-architecture model built in the test (CPU, no download), real sandbox.
+
+The tokenizer's vocabulary holds a few whole programs as single tokens, so a one-token completion is a program:
+right, wrong-but-running (semantic failures, the alignment builder's input) or crashing. A random policy then
+produces every kind of rollout in the first step.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("trl")
+
+from tiny_models import tiny_qwen2_config  # noqa: E402
+
+from solidcoder.problem import Problem, TestCase, dump_problems  # noqa: E402
+
+PROGRAMS = [
+    "```python\ndef add(a, b):\n    return a + b\n```",
+    "```python\ndef add(a, b):\n    diff = a - b\n    return diff\n```",
+    "```python\ndef add(a, b):\n    acc = 0\n    for i in range(b):\n        acc += i\n    return acc\n```",
+    "```python\ndef add(a, b):\n    big = a * b\n    return big\n```",
+    "```python\ndef add(a, b):\n    return a / 0\n```",
+]
+CHAT = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def program_tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = ["<unk>", "<pad>", "<|end|>", "Program", "input", "add", "a", "b", "return", "def"]
+    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", pad_token="<pad>",
+                                        eos_token="<|end|>", padding_side="left")
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<|system|>", "<|user|>", "<|assistant|>"]})
+    tokenizer.add_tokens(PROGRAMS)
+    tokenizer.chat_template = CHAT
+    return tokenizer
+
+
+def tiny_policy(tokenizer):
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    torch.manual_seed(0)
+    config = tiny_qwen2_config(len(tokenizer), pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+    return Qwen2ForCausalLM(config)
+
+
+def problems() -> list[Problem]:
+    def call(expr, value):
+        return TestCase(kind="call", call=expr, expected=value)
+
+    return [
+        Problem("add", "call", "Return a + b.", entry_point="add", public_tests=[call("add(2, 3)", 5)]),
+        Problem("add1", "call", "Return a + b + 1.", entry_point="add", public_tests=[call("add(4, 3)", 8)]),
+    ]
+
+
+def only_programs(tokenizer) -> dict:
+    """Generation kwargs that let the policy emit nothing but program tokens."""
+    programs = set(tokenizer.convert_tokens_to_ids(PROGRAMS))
+    return {"generation_kwargs": {"suppress_tokens": [i for i in range(len(tokenizer)) if i not in programs]}}
+
+
+def tiny_config(tmp_path, tokenizer, **changes):
+    from solidcoder.train.config import TrainConfig
+
+    values = dict(grpo_overrides=only_programs(tokenizer), model="tiny", data="", out=str(tmp_path / "run"), alpha=0.5, learning_rate=1e-3, num_generations=2,
+                  prompt_batch_size=4, mini_batch_size=4, micro_batch_size=8, max_completion_length=1, max_steps=2,
+                  save_steps=1000, temperature=1.0, seed=0)
+    values.update(changes)
+    return TrainConfig(**values).validate()
+
+
+def test_two_grpo_steps_mix_alignment_prompts_after_failed_rollouts(tmp_path, sandbox_pool):
+    from solidcoder.train.metrics import StepTimer
+    from solidcoder.train.trainer import build_components, make_trainer
+
+    tokenizer = program_tokenizer()
+    cfg = tiny_config(tmp_path, tokenizer)
+    parts = build_components(cfg, sandbox_pool, problems())
+    seen = []
+    original = parts.mixer.mix
+
+    def recording_mix(rows, num_generations):  # record exactly what went to generation
+        out = original(rows, num_generations)
+        seen.append((len(parts.buffer), [dict(r) for r in out]))
+        return out
+
+    parts.mixer.mix = recording_mix
+    trainer = make_trainer(cfg, tiny_policy(tokenizer), tokenizer, parts, StepTimer())
+    trainer.train()
+
+    assert len(seen) == 2
+    (buffer_before_1, batch1), (buffer_before_2, batch2) = seen
+    assert buffer_before_1 == 0 and {r["task"] for r in batch1} == {"code"}  # nothing to align yet
+    assert parts.code_reward.stats.judged >= 8 and buffer_before_2 >= 2  # step 1's failures built tasks
+    for batch in (batch1, batch2):  # groups: 2 consecutive rows with one prompt and one task
+        groups = [batch[i:i + 2] for i in range(0, len(batch), 2)]
+        assert all(g[0]["prompt"] == g[1]["prompt"] and g[0]["task"] == g[1]["task"] for g in groups)
+    tasks2 = [batch2[i]["task"] for i in range(0, len(batch2), 2)]
+    assert tasks2.count("alignment") == 2 and tasks2.count("code") == 2  # alpha = 0.5 of 4 groups
+    payload = json.loads(next(r["payload"] for r in batch2 if r["task"] == "alignment"))
+    assert payload["problem_id"] in {"add", "add1"} and payload["truth"]
+    assert "[ANSWER]" in next(r for r in batch2 if r["task"] == "alignment")["prompt"][-1]["content"]
+
+    records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 2]
+    assert records[1]["alignment_fraction"] == 0.5 and records[1]["buffer_size"] >= 2
+    assert all(r["generation_s"] > 0 and r["reward_s"] > 0 and r["update_s"] > 0 for r in records)
+    assert records[1]["alignment_reward"] is not None and records[0]["code_pass_rate"] is not None
+
+
+def test_plain_grpo_baseline_from_the_command_line(tmp_path):
+    """`--alpha 0` through the CLI: a saved model directory, a problem file, checkpoints and metrics written."""
+    from typer.testing import CliRunner
+
+    from solidcoder.cli import app
+
+    tokenizer = program_tokenizer()
+    tiny_policy(tokenizer).save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    dump_problems(problems(), tmp_path / "train.jsonl")
+    cfg_file = tmp_path / "tiny.yaml"
+    cfg_file.write_text("num_generations: 2\nprompt_batch_size: 2\nmini_batch_size: 2\nmicro_batch_size: 4\n"
+                        "max_completion_length: 1\nsave_steps: 1\nsandbox_workers: 1\n")
+    args = ["train", "coderl+", "--model", str(tmp_path / "model"), "--data", str(tmp_path / "train.jsonl"),
+            "--out", str(tmp_path / "out"), "--config", str(cfg_file), "--alpha", "0", "--max-steps", "1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "out" / "metrics.jsonl").read_text().splitlines()[0])
+    assert record["alignment_groups_total"] == 0 and record["buffer_size"] == 0 and record["tasks_built"] == 0
+    assert (tmp_path / "out" / "final" / "config.json").is_file()
+    assert (tmp_path / "out" / "checkpoints" / "checkpoint-1").is_dir()
