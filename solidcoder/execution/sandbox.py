@@ -129,8 +129,9 @@ class _Worker:
         root = os.geteuid() == 0
         zygote_config = {
             "isolate": self.config.isolate, "seccomp": self.config.seccomp, "tmp_mb": self.config.tmp_mb,
-            "uid": self.config.uid_base + self.index if root else os.getuid(),
-            "gid": self.config.uid_base + self.index if root else os.getgid(),
+            # Without root the zygote maps only its own uid, as 0, into a user namespace: children run as that 0.
+            "uid": self.config.uid_base + self.index if root else 0,
+            "gid": self.config.uid_base + self.index if root else 0,
             "nproc_base": 0 if root else _count_own_processes() + 64,
         }
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
