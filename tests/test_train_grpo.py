@@ -72,9 +72,9 @@ def only_programs(tokenizer) -> dict:
 def tiny_config(tmp_path, tokenizer, **changes):
     from solidcoder.train.config import TrainConfig
 
-    values = dict(grpo_overrides=only_programs(tokenizer), model="tiny", data="", out=str(tmp_path / "run"), alpha=0.5, learning_rate=1e-3, num_generations=2,
-                  prompt_batch_size=4, mini_batch_size=4, micro_batch_size=8, max_completion_length=1, max_steps=2,
-                  save_steps=1000, temperature=1.0, seed=0)
+    values = dict(grpo_overrides=only_programs(tokenizer), model="tiny", data="", out=str(tmp_path / "run"),
+                  alpha=0.5, learning_rate=1e-3, num_generations=2, prompt_batch_size=4, mini_batch_size=4,
+                  micro_batch_size=8, max_completion_length=1, max_steps=2, save_steps=1000, temperature=1.0, seed=0)
     values.update(changes)
     return TrainConfig(**values).validate()
 

@@ -18,7 +18,7 @@ import json
 import random
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from solidcoder.execution.sandbox import Limits, SandboxPool
@@ -147,18 +147,21 @@ class AlignmentTaskBuilder:
         return truth
 
 
-@dataclass
+@dataclass(frozen=True)
+class TaskBufferConfig:
+    capacity: int = 1024
+    seed: int = 0
+
+
 class TaskBuffer:
     """The `capacity` most recent tasks, deduplicated by (program, input); thread-safe; samples recent tasks."""
 
-    capacity: int = 1024
-    seed: int = 0
-    _tasks: OrderedDict[str, AlignmentTask] = field(default_factory=OrderedDict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    added: int = 0
-
-    def __post_init__(self) -> None:
-        self._rng = random.Random(self.seed)
+    def __init__(self, config: TaskBufferConfig | None = None) -> None:
+        self.config = config or TaskBufferConfig()
+        self._tasks: OrderedDict[str, AlignmentTask] = OrderedDict()
+        self._lock = threading.Lock()
+        self._rng = random.Random(self.config.seed)
+        self.added = 0
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -169,7 +172,7 @@ class TaskBuffer:
             new = task.key not in self._tasks
             self._tasks.pop(task.key, None)
             self._tasks[task.key] = task
-            while len(self._tasks) > self.capacity:
+            while len(self._tasks) > self.config.capacity:
                 self._tasks.popitem(last=False)
             self.added += new
             return new

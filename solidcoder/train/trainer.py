@@ -25,7 +25,13 @@ from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import SandboxPool
 from solidcoder.problem import Problem, load_problems
 from solidcoder.prompting import PromptLibrary
-from solidcoder.train.alignment import AlignmentTaskBuilder, BufferFeeder, TaskBuffer, TaskBuilderConfig
+from solidcoder.train.alignment import (
+    AlignmentTaskBuilder,
+    BufferFeeder,
+    TaskBuffer,
+    TaskBufferConfig,
+    TaskBuilderConfig,
+)
 from solidcoder.train.alignment_reward import AlignmentReward, AlignmentRewardConfig, AlignmentScorer
 from solidcoder.train.code_reward import CodeReward, CodeRewardConfig
 from solidcoder.train.config import TrainConfig, grpo_batch_geometry
@@ -84,7 +90,7 @@ def build_components(cfg: TrainConfig, pool: SandboxPool, problems: list[Problem
     by_id = {p.id: p for p in problems}
     released = cfg.alignment_variant == "released"
     builder_cfg = TaskBuilderConfig(max_variables=3 if released else cfg.max_variables, module_only=released)
-    buffer = TaskBuffer(capacity=cfg.buffer_capacity, seed=cfg.seed)
+    buffer = TaskBuffer(TaskBufferConfig(cfg.buffer_capacity, cfg.seed))
     feeder = BufferFeeder(AlignmentTaskBuilder(pool, builder_cfg), buffer)
     observers = [feeder] if cfg.alpha > 0 else []  # plain GRPO builds no tasks
     code_reward = CodeReward(Judge(pool), by_id, observers, CodeRewardConfig(hidden_tests=cfg.hidden_tests))
