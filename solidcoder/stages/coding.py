@@ -1,9 +1,10 @@
 """Code generation: draw up to K candidates for a plan and keep the best by live execution.
 
-Candidates after the first are sampled at `temperature` (> 0) so that they differ. Each candidate is first
-simulated by the model (a preliminary filter, skipped with `--no-sim`), then executed on the whole test suite;
-drawing stops at the first candidate that passes every test and whose simulation did not say FAILED. The best
-candidate ranks by tests passed, then by the simulation verdict: execution always has the final word.
+Candidates after the first are sampled at `temperature` (> 0) so that they differ. Each candidate is executed
+on the whole test suite; one that passes is then simulated by the model on a sample (a preliminary filter that
+catches what the tests do not show, skipped with `--no-sim`). Drawing stops at the first candidate that passes
+every test and whose simulation did not say FAILED. The best candidate ranks by tests passed, then by the
+simulation verdict: execution always has the final word.
 """
 
 from __future__ import annotations
@@ -38,12 +39,12 @@ class Coder:
         ranked: list[tuple[int, bool, int, Evaluation]] = []
         for i in range(max(1, self.config.candidates)):
             code = self.write(plan, None if i == 0 else self.config.temperature)
-            sim_ok = self.simulator.passes(code) if self.simulator else None
             evaluation = self.live.evaluate(code, tests)
+            self.on_candidate(evaluation)
+            sim_ok = self.simulator.passes(code) if self.simulator and evaluation.green else None
             self.ctx.trajectory.add("execution", "code", candidate=i, simulation=sim_ok,
                                     outcomes=[o.__dict__ for o in evaluation.outcomes])
             self.ctx.emit("code", f"candidate {i + 1}: {evaluation.summary()}", simulation=sim_ok)
-            self.on_candidate(evaluation)
             ranked.append((len(evaluation.passed_ids), sim_ok is not False, -i, evaluation))
             if evaluation.green and sim_ok is not False:
                 break

@@ -1,0 +1,93 @@
+"""`solidcoder solve` as a user runs it, against the scripted server: program on stdout or --out, trajectory on disk,
+exit codes 0 / 1 / 2 / 3, and nothing written on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scripted_server import status
+from stage_router import StageRouter
+from test_pipeline import WRONG_ADD
+
+REPO = Path(__file__).resolve().parents[1]
+ADD_TXT = "Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n>>> add(-1, 1)\n0\n"
+FAST = ["--plans", "1", "--debug-rounds", "1", "--oracle-rounds", "1", "--candidates", "1"]
+
+
+@pytest.fixture
+def router(scripted_server):
+    return StageRouter(scripted_server)
+
+
+@pytest.fixture
+def add_txt(tmp_path) -> Path:
+    path = tmp_path / "add.txt"
+    path.write_text(ADD_TXT)
+    return path
+
+
+def solve(server, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "solidcoder", "solve", *args, *FAST]
+    if server is not None:
+        command += ["--model", "openai/scripted-model", "--api-base", server.url]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
+
+
+def test_verified_program_on_stdout_with_summary_and_trajectory(router, scripted_server, add_txt, tmp_path):
+    done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("def add(a, b):") and "UNVERIFIED" not in done.stdout
+    assert "verified" in done.stderr and "model calls" in done.stderr and "shift_left" not in done.stdout
+    trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
+    assert trajectory["outcome"]["verified"] and trajectory["problem"]["entry_point"] == "add"
+    assert trajectory["usage"]["calls"] == len(scripted_server.chat_requests())
+
+
+def test_out_file_and_extra_tests(router, scripted_server, add_txt, tmp_path):
+    extra = tmp_path / "tests.json"
+    extra.write_text(json.dumps([{"call": "add(2, 2)", "expected": 4}]))
+    out = tmp_path / "add.py"
+    done = solve(scripted_server, str(add_txt), "--out", str(out), "--tests", str(extra), "--run-dir",
+                 str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and out.read_text().startswith("def add")
+    trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
+    assert len(trajectory["problem"]["public_tests"]) == 3
+
+
+def test_unverified_exit_1_prints_best_candidate_marked(router, scripted_server, add_txt, tmp_path):
+    router.defaults.update(code=WRONG_ADD, debug=WRONG_ADD)
+    done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"), "--max-calls", "3")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("# UNVERIFIED") and "budget" in done.stdout and "a - b" in done.stdout
+
+
+def test_fatal_model_error_exit_3_says_why(router, scripted_server, add_txt, tmp_path):
+    router.queue("code", status(401, "bad key"))
+    done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 3
+    assert "authentication failed" in done.stderr
+    assert json.loads((tmp_path / "run" / "trajectory.json").read_text())["outcome"]["status"] == \
+        "infrastructure_error"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.txt"], "cannot read problem file"),
+    (["{prose}"], "cannot tell how the solution is run"),
+    (["{add}", "--stdio", "--function", "add"], "either --stdio or --function"),
+    (["{add}", "--tests", "{bad_tests}"], "--tests"),
+    (["{add}", "--out", "{tmp}/no/such/dir/out.py"], "does not exist"),
+])
+def test_bad_input_exit_2_one_line_nothing_written(args, message, add_txt, tmp_path):
+    (tmp_path / "prose.txt").write_text("Only prose here.")
+    (tmp_path / "bad.json").write_text('[{"stdin": "1"}]')
+    names = {"prose": str(tmp_path / "prose.txt"), "add": str(add_txt), "bad_tests": str(tmp_path / "bad.json"),
+             "tmp": str(tmp_path)}
+    done = solve(None, *[a.format(**names) for a in args], "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists() and done.stdout == ""

@@ -1,0 +1,78 @@
+"""Free-text problem files: call stubs with doctest/assert/arrow examples, Input/Output example sections, forcing the
+kind, and one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from solidcoder.errors import BadInput
+from solidcoder.textproblem import parse_problem_text, read_problem_text
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_doctest_stub_is_a_call_problem():
+    problem = read_problem_text(EXAMPLES / "is_palindrome.txt")
+    assert (problem.id, problem.kind, problem.entry_point) == ("is_palindrome", "call", "is_palindrome")
+    assert problem.starter_code == "def is_palindrome(s: str) -> bool:\n"
+    assert [(t.call, t.expected) for t in problem.public_tests][1] == ('is_palindrome("race a car")', False)
+    assert len(problem.public_tests) == 3 and "ignoring case" in problem.statement
+
+
+def test_arrow_assert_and_tuple_examples():
+    text = """Return the pair (min, max).
+
+    def bounds(xs):
+
+    bounds([3, 1, 2]) -> (1, 3)
+    assert bounds([5]) == (5, 5)
+    bounds([0, 0]) => (0, 0).
+    >>> bounds([2, 9])
+    (2, 9)
+    """
+    problem = parse_problem_text(text, "bounds")
+    scripts = [t.script for t in problem.public_tests]
+    assert scripts == ["assert bounds([3, 1, 2]) == (1, 3)", "assert bounds([5]) == (5, 5)",
+                       "assert bounds([0, 0]) == (0, 0)", "assert bounds([2, 9]) == (2, 9)"]
+
+
+def test_sample_sections_make_a_stdio_problem():
+    problem = read_problem_text(EXAMPLES / "sum_pairs.txt")
+    assert problem.kind == "stdio" and problem.entry_point is None
+    assert [(t.stdin, t.expected_stdout) for t in problem.public_tests] == [("2\n1 2\n-5 5\n", "3\n0\n")]
+
+
+def test_unfenced_numbered_examples_and_format_sections():
+    text = ("Print the sum.\n\nInput\nTwo integers.\n\nOutput\nTheir sum.\n\nExample Input 1:\n1 2\n\n"
+            "Example Output 1:\n3\n\nExample Input 2:\n5 5\n\nExample Output 2:\n10\n")
+    problem = parse_problem_text(text, "p")
+    assert [(t.stdin, t.expected_stdout) for t in problem.public_tests] == [("1 2\n", "3\n"), ("5 5\n", "10\n")]
+
+
+def test_forcing_the_kind():
+    text = "def f(x):\n\nSample Input\n```\n1\n```\nSample Output\n```\n2\n```\n"
+    assert parse_problem_text(text, "p").kind == "stdio"
+    forced = parse_problem_text(text, "p", function="f")
+    assert forced.kind == "call" and forced.entry_point == "f"
+    assert parse_problem_text("Double x.\nf(2) -> 4\n", "p", function="f").public_tests[0].expected == 4
+    assert parse_problem_text("def f(x):\n", "p", kind="stdio").public_tests == []
+
+
+@pytest.mark.parametrize("text, message", [
+    ("Just prose, no stub, no examples.", "cannot tell how the solution is run"),
+])
+def test_undecidable_text_is_bad_input(text, message):
+    with pytest.raises(BadInput, match=message):
+        parse_problem_text(text, "p")
+
+
+def test_unreadable_and_empty_files(tmp_path):
+    with pytest.raises(BadInput, match="cannot read"):
+        read_problem_text(tmp_path / "missing.txt")
+    (tmp_path / "empty.txt").write_text("  \n")
+    with pytest.raises(BadInput, match="empty"):
+        read_problem_text(tmp_path / "empty.txt")
+    with pytest.raises(BadInput, match="not a Python function name"):
+        parse_problem_text("text", "p", function="not-a-name")
