@@ -229,6 +229,90 @@ def train_coderl_plus(
     typer.echo(f"trained {cfg.max_steps} steps; model: {out / 'final'}; metrics: {metrics}")
 
 
+@app.command()
+def bench(
+    dataset: Annotated[str, typer.Option("--dataset", help="humaneval, mbpp, apps, codecontests, livecodebench, "
+                                         "cruxeval, cruxeval-vars.")],
+    strategy: Annotated[str, typer.Option("--strategy", help="direct, cot, self_planning, analogical, mapcoder, "
+                                          "codesim, solidcoder.")] = "direct",
+    model: Annotated[str, typer.Option("--model", help="Model spec, e.g. openai/NAME with --api-base.")] = "local",
+    api_base: Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL.")] = None,
+    run_dir: Annotated[Path, typer.Option("--run-dir", help="Where results go; rerun to resume.")] = Path("runs/bench"),
+    data_file: Annotated[Path | None, typer.Option("--data-file", help="Local dataset file (offline).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N problems.")] = None,
+    ids: Annotated[Path | None, typer.Option("--ids", help="File with one problem id per line.")] = None,
+    subset: Annotated[str | None, typer.Option("--subset", help="Published selection, e.g. apps150.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Model calls in flight.")] = 8,
+    samples: Annotated[int, typer.Option("--samples", help="Samples per problem (pass@k).")] = 1,
+    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Completion cap per call.")] = None,
+    prompts: PromptsDir = None,
+    workers: Annotated[int, typer.Option("--workers", help="Sandbox workers.")] = 2,
+    retries: Annotated[int, typer.Option("--retries", help="Attempts per model call.")] = 3,
+    label: Annotated[str, typer.Option("--label", help="Name for this configuration in reports.")] = "",
+) -> None:
+    """Run a strategy on a benchmark, concurrently and resumably; rerun the same command to resume."""
+    from solidcoder.bench.command import BenchOptions, run_bench
+    from solidcoder.datasets import DataOptions
+
+    opts = BenchOptions(dataset, strategy, model, run_dir, api_base, None, DataOptions(data_file, limit, ids, subset),
+                        concurrency, samples, temperature, max_tokens, prompts, workers, retries, label)
+    try:
+        run_bench(opts, typer.echo)
+    except BadInput as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: finished problems are saved in {run_dir}; rerun the same command to resume", err=True)
+        raise typer.Exit(130) from None
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories to compare side by side.")],
+    html: Annotated[Path | None, typer.Option("--html", help="HTML output (default RUN_DIR/report.html).")] = None,
+) -> None:
+    """Print pass@1 and cost tables for run directories and write a self-contained HTML report."""
+    from solidcoder.bench.command import run_report
+
+    try:
+        run_report(run_dirs, html, typer.echo)
+    except BadInput as exc:
+        raise _fail(str(exc)) from None
+
+
+train_app = typer.Typer(no_args_is_help=True, help="Train local models with execution feedback (extra `train`).")
+app.add_typer(train_app, name="train")
+
+
+@train_app.command("coderl+")
+def train_coderl_plus(
+    model: Annotated[str, typer.Option("--model", help="Hub name, model directory or GGUF file to train.")],
+    data: Annotated[Path, typer.Option("--data", help="Problems with tests (JSON/JSONL, docs/problem-schema.md).")],
+    out: Annotated[Path, typer.Option("--out", help="Run directory: checkpoints, final model, metrics.jsonl.")],
+    config: Annotated[Path | None, typer.Option("--config", help="YAML overriding the paper defaults.")] = None,
+    alpha: Annotated[float | None, typer.Option("--alpha", help="Alignment share; 0 = plain GRPO.")] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Optimizer updates.")] = None,
+    variant: Annotated[str | None, typer.Option("--alignment-variant", help="paper or released.")] = None,
+    max_problems: Annotated[int | None, typer.Option("--max-problems", help="Use the first N problems.")] = None,
+    vllm: Annotated[bool | None, typer.Option("--vllm/--no-vllm", help="vLLM colocated generation (GPU).")] = None,
+    bf16: Annotated[bool | None, typer.Option("--bf16/--no-bf16", help="bfloat16 training (GPU).")] = None,
+) -> None:
+    """CodeRL+: GRPO on code generation plus execution-semantics alignment on the policy's failed programs."""
+    from solidcoder.train.config import load_config
+
+    try:
+        cfg = load_config(config, model=model, data=str(data), out=str(out), alpha=alpha, max_steps=max_steps,
+                          alignment_variant=variant, max_problems=max_problems, use_vllm=vllm, bf16=bf16)
+        try:
+            from solidcoder.train.trainer import run_training
+        except ImportError as exc:
+            raise BadInput(f"training needs the train extra: pip install 'solidcoder[train]' ({exc})") from None
+        metrics = run_training(cfg)
+    except BadInput as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"trained {cfg.max_steps} steps; model: {out / 'final'}; metrics: {metrics}")
+
+
 # --- commands added by later work go above this line ---
 
 

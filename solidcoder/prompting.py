@@ -55,6 +55,8 @@ TEMPLATE_VARIABLES: dict[str, set[str]] = {
     "train/alignment": {"problem", "code", "io_mode", "program_input", "variable_names"},
     "train/alignment_released": {"problem", "code", "io_mode", "program_input", "variable_names"},
     "verify/orm": {"problem", "code"},
+    "tasks/trace_output": {"code", "input"},
+    "tasks/trace_variable": {"code", "input", "variable"},
 }
 # Templates rendered as plain text, not split into chat messages: the input an outcome reward model scores.
 PLAIN_TEXT_TEMPLATES = {"verify/orm"}

@@ -1,0 +1,52 @@
+"""Helpers for the bench tests: a scripted-server responder that answers each HumanEval problem's Direct prompt
+with its canonical solution (or a wrong one), and a runner for the CLI as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from scripted_server import Action, Received, reply, status
+
+HUMANEVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "humaneval_with_sample_io.jsonl"
+
+
+def humaneval_rows() -> dict[str, dict]:
+    return {row["entry_point"]: row for row in map(json.loads, HUMANEVAL.read_text().splitlines())}
+
+
+def entry_point_of(received: Received, rows: dict[str, dict]) -> str | None:
+    text = received.body["messages"][-1]["content"]
+    return next((ep for ep in rows if f"`{ep}`" in text), None)
+
+
+def canonical_responder(delay_s: float = 0.0, wrong: set[str] = frozenset(), failing: set[str] = frozenset()):
+    """Canonical code for each problem; `wrong` entry points get a stub, `failing` ones an HTTP 500."""
+    rows = humaneval_rows()
+
+    def respond(received: Received) -> Action:
+        ep = entry_point_of(received, rows)
+        if ep in failing:
+            return status(500, "scripted outage")
+        if ep is None or ep in wrong:
+            return reply(f"```python\ndef {ep}(*args):\n    return None\n```", delay_s=delay_s)
+        row = rows[ep]
+        return reply(f"```python\n{row['prompt']}{row['canonical_solution']}\n```", delay_s=delay_s)
+
+    return respond
+
+
+def bench_command(url: str, run_dir: Path, *extra: str, limit: int = 6) -> list[str]:
+    return [sys.executable, "-m", "solidcoder", "bench", "--dataset", "humaneval", "--data-file", str(HUMANEVAL),
+            "--limit", str(limit), "--model", "openai/scripted-model", "--api-base", url, "--run-dir", str(run_dir),
+            "--retries", "1", *extra]
+
+
+def run_cli(args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []

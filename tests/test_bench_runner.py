@@ -1,0 +1,192 @@
+"""The bench runner end to end: real HTTP to the scripted server, the real sandbox, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+
+import pytest
+from bench_support import bench_command, canonical_responder, entry_point_of, humaneval_rows, rows, run_cli
+from scripted_server import reply
+
+from solidcoder.bench.calls import Limiter
+from solidcoder.bench.metrics import pass_at_k, summarize
+from solidcoder.bench.runner import BenchRunner, RunSpec
+from solidcoder.bench.store import ResultStore, repair_tail
+from solidcoder.bench.tasks import CodeTask, TraceTask, parse_answer, same_value
+from solidcoder.datasets import DataOptions, load_dataset, load_trace_items
+from solidcoder.models.base import BudgetConfig
+from solidcoder.models.factory import ModelOptions, make_model
+from solidcoder.prompting import PromptLibrary
+from solidcoder.strategies import make_strategy
+
+
+def test_kill_mid_run_then_resume_loses_nothing_and_bills_nothing_twice(scripted_server, tmp_path):
+    scripted_server.responder = canonical_responder(delay_s=0.4)
+    run_dir = tmp_path / "run"
+    command = bench_command(scripted_server.url, run_dir, "--concurrency", "2", limit=12)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while len(rows(run_dir / "results.jsonl")) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = rows(run_dir / "results.jsonl")
+    assert 4 <= len(before) < 12, "the kill must land in the middle of the run"
+    requests_before = len(scripted_server.chat_requests())
+
+    done = run_cli(command)
+    assert done.returncode == 0, done.stderr
+    after = rows(run_dir / "results.jsonl")
+    keys = [r["key"] for r in after]
+    assert len(keys) == len(set(keys)) == 12
+    assert after[: len(before)] == before  # append-only: finished rows untouched
+    assert all(r["passed"] for r in after)
+    asked = Counter(entry_point_of(r, humaneval_rows()) for r in scripted_server.chat_requests())
+    finished_first = {r["id"] for r in before}
+    problems, _ = load_dataset("humaneval", DataOptions(data_file=humaneval_rows_path(), limit=12))
+    for p in problems:
+        assert asked[p.entry_point] == 1 or p.id not in finished_first
+    # Only calls in flight at the kill (at most --concurrency) may be asked again.
+    assert len(scripted_server.chat_requests()) - 12 <= 2
+    assert len(scripted_server.chat_requests()) > requests_before
+
+
+def humaneval_rows_path():
+    from bench_support import HUMANEVAL
+
+    return HUMANEVAL
+
+
+def test_failing_model_is_an_infrastructure_error_retried_on_resume(scripted_server, tmp_path):
+    scripted_server.responder = canonical_responder(failing={"truncate_number"}, wrong={"below_zero"})
+    run_dir = tmp_path / "run"
+    first = run_cli(bench_command(scripted_server.url, run_dir, "--concurrency", "3"))
+    assert first.returncode == 0, first.stderr
+    assert "INFRA ERROR" in first.stdout and "1 infrastructure errors" in first.stdout
+    results, errors = rows(run_dir / "results.jsonl"), rows(run_dir / "errors.jsonl")
+    assert len(results) == 5 and [e["id"] for e in errors] == ["HumanEval/2"]
+    assert errors[0]["error_kind"] == "model" and "500" in errors[0]["error"]
+    [summary] = summarize(results, errors)
+    assert summary.problems == 5 and summary.infra_errors == 1
+    assert summary.pass1 == pytest.approx(4 / 5)  # the wrong answer is a failure, the outage is not scored
+
+    report = run_cli(["python3", "-m", "solidcoder", "report", str(run_dir)])
+    assert report.returncode == 0 and "(1 infra)" in report.stdout
+    html = (run_dir / "report.html").read_text()
+    assert "<svg" in html and "http" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+    scripted_server.responder = canonical_responder(wrong={"below_zero"})
+    second = run_cli(bench_command(scripted_server.url, run_dir))
+    assert second.returncode == 0 and "1 of 6 units to run" in second.stdout
+    [summary] = summarize(rows(run_dir / "results.jsonl"), rows(run_dir / "errors.jsonl"))
+    assert summary.problems == 6 and summary.infra_errors == 0
+
+
+def test_concurrency_overlaps_calls_and_never_exceeds_the_limit(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.responder = canonical_responder(delay_s=0.5)
+    problems, _ = load_dataset("humaneval", DataOptions(data_file=humaneval_rows_path(), limit=8))
+    model = make_model("openai/scripted-model", ModelOptions(api_base=scripted_server.url))
+    task = CodeTask(problems, make_strategy("direct"), PromptLibrary.from_env(), sandbox_pool)
+    store = ResultStore(tmp_path / "run")
+    runner = BenchRunner(RunSpec("humaneval", "direct", "m", "h"), task, model, store, concurrency=4)
+    totals = asyncio.run(runner.run())
+    store.close()
+    assert totals.finished == 8 and totals.passed == 8
+    arrivals = sorted(r.at for r in scripted_server.chat_requests())
+    # Two waves of four: the last call starts about 0.5 s after the first (serially it would be 3.5 s).
+    assert arrivals[-1] - arrivals[0] < 1.2, f"calls started over {arrivals[-1] - arrivals[0]:.1f} s"
+    in_window = max(sum(1 for b in arrivals if a <= b < a + 0.45) for a in arrivals)
+    assert in_window == 4
+
+
+def test_unknown_dataset_or_strategy_is_exit_2_and_writes_nothing(scripted_server, tmp_path):
+    run_dir = tmp_path / "never"
+    for extra, message in ((("--strategy", "nope"), "unknown strategy"), (("--concurrency", "0"), "--concurrency")):
+        done = run_cli(bench_command(scripted_server.url, run_dir, *extra))
+        assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    done = run_cli(bench_command(scripted_server.url, run_dir, "--ids", str(tmp_path / "missing.txt")))
+    assert done.returncode == 2 and "--ids" in done.stderr
+    assert not run_dir.exists()
+    done = run_cli(["python3", "-m", "solidcoder", "report", str(tmp_path / "nothing")])
+    assert done.returncode == 2 and "not a run directory" in done.stderr
+
+
+def test_budget_exhaustion_stops_the_run(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.responder = canonical_responder()
+    problems, _ = load_dataset("humaneval", DataOptions(data_file=humaneval_rows_path(), limit=6))
+    options = ModelOptions(api_base=scripted_server.url)
+    options.budget.config = BudgetConfig(max_calls=2)
+    model = make_model("openai/scripted-model", options)
+    task = CodeTask(problems, make_strategy("direct"), PromptLibrary.from_env(), sandbox_pool)
+    store = ResultStore(tmp_path / "run")
+    totals = asyncio.run(BenchRunner(RunSpec("humaneval", "direct", "m", "h"), task, model, store, 1).run())
+    store.close()
+    assert totals.finished == 2 and "budget" in totals.stopped and len(scripted_server.chat_requests()) == 2
+
+
+def test_torn_last_line_is_cut_before_appending(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"key": "a", "passed": true}\n{"key": "b", "pas')
+    assert repair_tail(path) > 0
+    store = ResultStore(tmp_path)
+    store.add_result({"key": "c", "passed": False})
+    store.close()
+    assert [r["key"] for r in rows(path)] == ["a", "c"]
+
+
+def test_pass_at_k_unbiased():
+    assert pass_at_k(10, 0, 1) == 0 and pass_at_k(10, 10, 5) == 1
+    assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
+    assert pass_at_k(4, 1, 2) == pytest.approx(0.5)
+    results = [{"key": f"{i}{s}", "id": str(i), "passed": s < i, "dataset": "d", "strategy": "s", "model": "m",
+                "config_hash": "h"} for i in range(3) for s in range(2)]
+    [summary] = summarize(results, [])
+    assert summary.samples == 2 and summary.pass1 == pytest.approx((0 + 0.5 + 1) / 3)
+    assert summary.pass_at[2] == pytest.approx((0 + 1 + 1) / 3)
+
+
+def test_trace_inference_scored_against_the_tracer(scripted_server, sandbox_pool, shared_data, tmp_path):
+    items = load_trace_items("cruxeval", DataOptions(data_file=shared_data / "cruxeval_sample.jsonl", limit=2))
+    answers = {items[0].code: f"Let me think.\nANSWER: {items[0].expected_text}", items[1].code: "ANSWER: 42"}
+
+    def respond(received):
+        return reply(next(a for c, a in answers.items() if c in received.body["messages"][-1]["content"]))
+
+    scripted_server.responder = respond
+    model = make_model("openai/scripted-model", ModelOptions(api_base=scripted_server.url))
+    store = ResultStore(tmp_path / "run")
+    task = TraceTask(items, PromptLibrary.from_env(), sandbox_pool)
+    asyncio.run(BenchRunner(RunSpec("cruxeval", "direct", "m", "h"), task, model, store, 2).run())
+    store.close()
+    by_id = {r["id"]: r for r in rows(tmp_path / "run" / "results.jsonl")}
+    assert by_id[items[0].id]["passed"] and not by_id[items[1].id]["passed"]
+
+
+def test_variable_prediction_asks_about_a_local(sandbox_pool, shared_data):
+    [item] = load_trace_items("cruxeval-vars", DataOptions(data_file=shared_data / "cruxeval_sample.jsonl", limit=1))
+    variable, value = TraceTask([item], PromptLibrary.from_env(), sandbox_pool).truth(item)
+    assert variable == "output" and value == [(4, 1), (4, 1), (4, 1), (4, 1), (2, 3), (2, 3)]
+
+
+def test_exact_answers():
+    assert same_value(parse_answer("so\nANSWER: [(1, 2)]"), [(1, 2)])
+    assert not same_value(parse_answer("ANSWER: [[1, 2]]"), [(1, 2)])
+    assert not same_value(parse_answer("ANSWER: True"), 1)
+    assert not same_value(parse_answer("I cannot tell"), "I cannot tell")
+
+
+def test_limiter_is_shared_by_sync_and_async_paths():
+    limiter = Limiter(3)
+    assert limiter.threads._value == 3
+    assert asyncio.run(_acquire(limiter)) == 3
+
+
+async def _acquire(limiter: Limiter) -> int:
+    async with limiter.tasks:
+        pass
+    return limiter.tasks._value
