@@ -2,5 +2,7 @@
 # Install solidcoder with everything the tests need, fetch the test model, then run the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q -e '.[dev,local,api]'
+# torch first, pinned: its CPU wheel lies on this machine's disk; left to the train extra, pip would fetch a CUDA build.
+python3 -m pip install -q torch==2.13.0
+python3 -m pip install -q -e '.[dev,local,api,train]'
 python3 -m pytest -q "$@"
