@@ -196,39 +196,6 @@ def solve(
     raise typer.Exit(code)
 
 
-train_app = typer.Typer(no_args_is_help=True, help="Train local models with execution feedback (extra `train`).")
-app.add_typer(train_app, name="train")
-
-
-@train_app.command("coderl+")
-def train_coderl_plus(
-    model: Annotated[str, typer.Option("--model", help="Hub name, model directory or GGUF file to train.")],
-    data: Annotated[Path, typer.Option("--data", help="Problems with tests (JSON/JSONL, docs/problem-schema.md).")],
-    out: Annotated[Path, typer.Option("--out", help="Run directory: checkpoints, final model, metrics.jsonl.")],
-    config: Annotated[Path | None, typer.Option("--config", help="YAML overriding the paper defaults.")] = None,
-    alpha: Annotated[float | None, typer.Option("--alpha", help="Alignment share; 0 = plain GRPO.")] = None,
-    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Optimizer updates.")] = None,
-    variant: Annotated[str | None, typer.Option("--alignment-variant", help="paper or released.")] = None,
-    max_problems: Annotated[int | None, typer.Option("--max-problems", help="Use the first N problems.")] = None,
-    vllm: Annotated[bool | None, typer.Option("--vllm/--no-vllm", help="vLLM colocated generation (GPU).")] = None,
-    bf16: Annotated[bool | None, typer.Option("--bf16/--no-bf16", help="bfloat16 training (GPU).")] = None,
-) -> None:
-    """CodeRL+: GRPO on code generation plus execution-semantics alignment on the policy's failed programs."""
-    from solidcoder.train.config import load_config
-
-    try:
-        cfg = load_config(config, model=model, data=str(data), out=str(out), alpha=alpha, max_steps=max_steps,
-                          alignment_variant=variant, max_problems=max_problems, use_vllm=vllm, bf16=bf16)
-        try:
-            from solidcoder.train.trainer import run_training
-        except ImportError as exc:
-            raise BadInput(f"training needs the train extra: pip install 'solidcoder[train]' ({exc})") from None
-        metrics = run_training(cfg)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
-    typer.echo(f"trained {cfg.max_steps} steps; model: {out / 'final'}; metrics: {metrics}")
-
-
 @app.command()
 def bench(
     dataset: Annotated[str, typer.Option("--dataset", help="humaneval, mbpp, apps, codecontests, livecodebench, "
