@@ -90,9 +90,15 @@ def test_variable_cap_and_module_only_released_variant(sandbox_pool):
     assert released.build(failed(stdio("cap", "", "2\n"), code)).truth == {"a": 1, "b": 2, "c": 3}
 
 
-def test_script_tests_have_no_single_input(builder):
-    problem = Problem("s", "call", "x", entry_point="f", public_tests=[TestCase(kind="call", script="assert f()")])
-    assert builder.build(failed(problem, "def f():\n    return 0\n")) is None
+def test_script_tests_give_their_first_call_as_input(builder):
+    def problem(script):
+        return Problem("s", "call", "x", entry_point="f", public_tests=[TestCase(kind="call", script=script)])
+
+    code = "def f(n):\n    half = n // 3\n    return half\n"
+    task = builder.build(failed(problem("def check(candidate):\n    assert candidate(9) == 4.5\n"), code))
+    assert task.program_input == "f(9)" and task.truth == {"f.n": 9, "f.half": 3}
+    assert builder.build(failed(problem("assert f(7) == 3.5\nassert f(1) == 0.5"), code)).program_input == "f(7)"
+    assert builder.build(failed(problem("assert True"), code)) is None  # no call to take an input from
 
 
 def test_buffer_keeps_recent_distinct_tasks():

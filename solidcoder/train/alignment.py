@@ -13,6 +13,7 @@ shadowed names stay apart. `TaskBuffer` keeps the most recent tasks, deduplicate
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import random
@@ -120,9 +121,10 @@ class AlignmentTaskBuilder:
         if not is_semantic_failure(rollout):
             return None
         test = rollout.failing_test
-        if test is None or (test.kind == "call" and test.call is None):  # script tests have no single input
+        call = None if test is None or test.kind == "stdio" else test_call(test, rollout.problem.entry_point or "")
+        if test is None or (test.kind == "call" and call is None):
             return None
-        stdin, call = (test.stdin or "", None) if test.kind == "stdio" else ("", test.call)
+        stdin = test.stdin or "" if test.kind == "stdio" else ""
         result = trace_program(self.pool, rollout.code, stdin=stdin, call=call,
                                limits=Limits(wall_s=self.config.trace_wall_s))
         if not result.ok:
@@ -145,6 +147,22 @@ class AlignmentTaskBuilder:
         if cfg.max_variables > 0:
             truth = dict(list(truth.items())[: cfg.max_variables])
         return truth
+
+
+def test_call(test: TestCase, entry_point: str) -> str | None:
+    """The call a test makes: its `call`, else the first `entry_point(...)` (or `candidate(...)`) in its script."""
+    if test.call is not None:
+        return test.call
+    try:
+        tree = ast.parse(test.script or "")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    names = (entry_point, "candidate")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+            node.func.id = entry_point
+            return ast.unparse(node)
+    return None
 
 
 @dataclass(frozen=True)
