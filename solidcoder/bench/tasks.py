@@ -46,7 +46,7 @@ class CodeTask:
 
     async def run_one(self, problem: Problem, model: RecordingModel) -> dict[str, Any]:
         ctx = SolveContext(model, self.prompts, lambda p, code: self.judged(p, code, p.public_tests),
-                           self.temperature, self.max_tokens)
+                           self.temperature, self.max_tokens, self.judge.pool)
         attempt = await self.strategy.solve(problem, ctx)
         report = await self.judged(problem, attempt.code, problem.hidden_tests)
         failure = report.failures()[0].detail[:300] if report.failures() else ""

@@ -9,7 +9,7 @@ from solidcoder.errors import BadInput
 from solidcoder.strategies.base import Attempt, SolveContext, Strategy, extract_code
 
 ONE_CALL = ("direct", "cot", "self_planning", "analogical")
-STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder")
+STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder")  # plus solidcoder_no_<part> ablations
 
 
 def make_strategy(name: str) -> Strategy:
@@ -27,10 +27,10 @@ def make_strategy(name: str) -> Strategy:
         from solidcoder.strategies.multi import CodeSim
 
         return CodeSim()
-    if key == "solidcoder":
+    if key == "solidcoder" or key.startswith("solidcoder_no_"):
         from solidcoder.strategies.solidcoder import make_solidcoder
 
-        return make_solidcoder()
+        return make_solidcoder(key)
     raise BadInput(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
 
 

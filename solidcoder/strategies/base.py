@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from solidcoder.execution.judge import JudgeReport
+from solidcoder.execution.sandbox import SandboxPool
 from solidcoder.models.base import Model
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
@@ -39,6 +40,7 @@ class SolveContext:
     check: Callable[[Problem, str], Awaitable[JudgeReport]]
     temperature: float | None = None
     max_tokens: int | None = None
+    pool: SandboxPool | None = None  # for strategies that drive the sandbox themselves (the SolidCoder pipeline)
 
 
 class Strategy(Protocol):

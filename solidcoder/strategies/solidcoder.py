@@ -1,17 +1,63 @@
 """The SolidCoder strategy: an adapter from the Strategy protocol to the pipeline's `solve()`.
 
-The pipeline (solidcoder/pipeline.py) is built separately; until it exists, asking for this strategy is BadInput
-with a clear message rather than a stand-in that would report numbers for something that did not run.
+The pipeline is synchronous; `asolve` runs it in a worker thread, and its model calls go through the bench's
+recording wrapper (`complete`), so they are limited, counted and replayed like any other strategy's. Ablations are
+strategies named `solidcoder_no_<part>` for part in shift_left, simulation, oracle, live, defensive.
+The pipeline reports model and sandbox failures as a status; they are raised again here so that the runner records
+an infrastructure error (retried on resume), and a spent budget stops the run.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
+from typing import Any
+
 from solidcoder.errors import BadInput
+from solidcoder.models.base import BudgetExceeded, ModelError
+from solidcoder.problem import Problem
+from solidcoder.strategies.base import Attempt, SolveContext
+
+ABLATIONS = ("shift_left", "simulation", "oracle", "live", "defensive")
 
 
-def make_solidcoder():
+class SolidCoder:
+    """Runs `solidcoder.pipeline.asolve` with an optional ablation."""
+
+    def __init__(self, name: str = "solidcoder", ablation: str | None = None):
+        from solidcoder.pipeline import SolveConfig
+
+        self.name = name
+        self.config = SolveConfig() if ablation is None else replace(SolveConfig(), **{ablation: False})
+
+    def settings(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self.config).items() if k != "run_dir"}
+
+    async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
+        from solidcoder.pipeline import asolve
+
+        if ctx.pool is None:
+            raise ValueError("the solidcoder strategy needs the sandbox pool in its SolveContext")
+        config = replace(self.config, max_tokens=ctx.max_tokens) if ctx.max_tokens else self.config
+        result = await asolve(problem, ctx.model, ctx.pool, config, prompts=ctx.prompts)
+        if result.status == "infrastructure_error":
+            if result.reason.startswith(("ModelError", "ModelFatalError")):
+                raise ModelError(result.reason)
+            from solidcoder.bench.runner import InfrastructureError
+
+            raise InfrastructureError(result.reason)
+        if result.reason.startswith("budget ran out"):
+            raise BudgetExceeded(result.reason)
+        return Attempt(result.code, {"status": result.status, "verified": result.verified,
+                                     "plans_used": result.plans_used, "debug_rounds": result.debug_rounds})
+
+
+def make_solidcoder(name: str = "solidcoder") -> SolidCoder:
     try:
         import solidcoder.pipeline  # noqa: F401
-    except ImportError:
-        raise BadInput("strategy 'solidcoder' needs solidcoder/pipeline.py, which is not in this build yet") from None
-    raise BadInput("strategy 'solidcoder': the pipeline adapter is not wired yet")
+    except ImportError as exc:
+        raise BadInput(f"strategy 'solidcoder' needs solidcoder.pipeline, which does not import ({exc})") from None
+    part = name.removeprefix("solidcoder").removeprefix("_no_") or None
+    if part is not None and part not in ABLATIONS:
+        known = ", ".join(f"solidcoder_no_{a}" for a in ABLATIONS)
+        raise BadInput(f"unknown SolidCoder ablation {name!r}; known: {known}")
+    return SolidCoder(name, part)

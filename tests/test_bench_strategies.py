@@ -1,0 +1,93 @@
+"""Strategies through the real runner: baselines with public-test feedback, and the SolidCoder adapter."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from scripted_server import reply, status
+from stage_router import StageRouter
+
+from solidcoder.bench.runner import BenchRunner, RunSpec
+from solidcoder.bench.store import ResultStore, read_rows
+from solidcoder.bench.tasks import CodeTask
+from solidcoder.errors import BadInput
+from solidcoder.models.factory import ModelOptions, make_model
+from solidcoder.models.retry import RetryPolicy
+from solidcoder.problem import Problem, TestCase
+from solidcoder.prompting import PromptLibrary
+from solidcoder.strategies import make_strategy
+from solidcoder.strategies.base import extract_code
+from solidcoder.strategies.multi import CodeSim, CodeSimSettings, MapCoder, MapCoderSettings, recalled_examples
+
+ADD = Problem(id="add", kind="call", statement="Write add(a, b) returning a + b.", entry_point="add",
+              public_tests=[TestCase(kind="call", script="assert add(1, 2) == 3")],
+              hidden_tests=[TestCase(kind="call", call="add(-1, 10)", expected=9)])
+GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
+BAD = "```python\ndef add(a, b):\n    return a - b\n```"
+
+
+def run(server, strategy, sandbox_pool, tmp_path, problems=(ADD,)):
+    model = make_model("openai/scripted-model", ModelOptions(api_base=server.url, policy=RetryPolicy(attempts=1)))
+    store = ResultStore(tmp_path / "run")
+    task = CodeTask(list(problems), strategy, PromptLibrary.from_env(), sandbox_pool)
+    asyncio.run(BenchRunner(RunSpec("t", strategy.name, "m", "h"), task, model, store, 2).run())
+    store.close()
+    return read_rows(tmp_path / "run" / "results.jsonl"), read_rows(tmp_path / "run" / "errors.jsonl")
+
+
+def test_extract_code_prefers_the_last_code_block():
+    text = "Plan:\n```text\n1. add\n```\nCode:\n```python\ndef f():\n    return 1\n```\nDone."
+    assert extract_code(text) == "def f():\n    return 1\n"
+    assert extract_code("def g(): pass") == "def g(): pass"
+
+
+def test_recalled_examples_split_and_carry_the_tutorial():
+    reply_text = "### Problem 1\nA\n### Problem 2\nB\n### Algorithm\nGreedy."
+    assert recalled_examples(reply_text, 3) == ["A\n\nAlgorithm:\nGreedy.", "B\n\nAlgorithm:\nGreedy."]
+    assert recalled_examples("nothing structured", 3) == ["nothing structured"]
+
+
+def test_mapcoder_debugs_with_public_test_feedback(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.script(reply("### Problem 1\nsum\n### Algorithm\nmath"), reply("1. add\nCONFIDENCE: 90"),
+                           reply(BAD), reply(GOOD))
+    results, errors = run(scripted_server, MapCoder(MapCoderSettings(k=1, t=2)), sandbox_pool, tmp_path)
+    assert not errors and results[0]["passed"] and results[0]["calls"] == 4
+    debug_prompt = scripted_server.chat_requests()[-1].body["messages"][-1]["content"]
+    assert "Passed 0 of 1 sample tests" in debug_prompt and "add(1, 2)" in debug_prompt
+
+
+def test_codesim_replans_after_debug_rounds_run_out(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.script(reply("### Plan\n1. subtract"), reply(BAD), reply(BAD), reply("### Plan\n1. add"),
+                           reply(GOOD))
+    results, _ = run(scripted_server, CodeSim(CodeSimSettings(p=2, d=1)), sandbox_pool, tmp_path)
+    assert results[0]["passed"] and results[0]["calls"] == 5 and results[0]["notes"]["code_versions"] == 3
+
+
+@pytest.mark.parametrize("name", ["direct", "cot", "self_planning", "analogical"])
+def test_one_call_strategies(scripted_server, sandbox_pool, tmp_path, name):
+    scripted_server.script(reply("Reasoning first.\n" + GOOD))
+    results, _ = run(scripted_server, make_strategy(name), sandbox_pool, tmp_path)
+    assert results[0]["passed"] and results[0]["calls"] == 1
+
+
+def test_solidcoder_adapter_runs_the_pipeline(scripted_server, sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server)
+    results, errors = run(scripted_server, make_strategy("solidcoder"), sandbox_pool, tmp_path)
+    assert not errors and results[0]["passed"] and results[0]["notes"]["verified"]
+    assert results[0]["calls"] == len(scripted_server.chat_requests()) > 2
+    assert "code" in router.stages()
+
+
+def test_solidcoder_model_outage_is_an_infrastructure_error(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.responder = lambda received: status(500, "down")
+    results, errors = run(scripted_server, make_strategy("solidcoder_no_oracle"), sandbox_pool, tmp_path)
+    assert not results and errors[0]["error_kind"] == "model"
+
+
+def test_unknown_strategy_and_ablation():
+    with pytest.raises(BadInput, match="unknown strategy"):
+        make_strategy("magic")
+    with pytest.raises(BadInput, match="unknown SolidCoder ablation"):
+        make_strategy("solidcoder_no_brain")
+    assert make_strategy("solidcoder-no-live").config.live is False
