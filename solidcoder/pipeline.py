@@ -62,9 +62,10 @@ class SolveResult:
     elapsed_s: float
     accumulated_tests: list[dict] = field(default_factory=list)
     trajectory: Trajectory | None = None
+    cause: str | None = None  # why a run stopped early: "budget", "model" or "sandbox"; None otherwise
 
     def summary(self) -> dict:
-        return {"status": self.status, "verified": self.verified, "reason": self.reason,
+        return {"status": self.status, "verified": self.verified, "reason": self.reason, "cause": self.cause,
                 "plans_used": self.plans_used, "debug_rounds": self.debug_rounds, "usage": asdict(self.usage),
                 "elapsed_s": round(self.elapsed_s, 3), "accumulated_tests": len(self.accumulated_tests)}
 
@@ -76,9 +77,10 @@ def solve(problem: Problem, models, pool: SandboxPool, config: SolveConfig | Non
     try:
         _loop(run)
     except BudgetExceeded as exc:
-        run.stop("unverified", f"budget ran out: {exc}")
+        run.stop("unverified", f"budget ran out: {exc}", cause="budget")
     except (ModelError, SandboxFailure) as exc:
-        run.stop("infrastructure_error", f"{type(exc).__name__}: {exc}")
+        cause = "sandbox" if isinstance(exc, SandboxFailure) else "model"
+        run.stop("infrastructure_error", f"{type(exc).__name__}: {exc}", cause=cause)
     return run.result(SolveResult)
 
 

@@ -3,7 +3,9 @@ of the loop, the judge, defensive accumulation with its monotonic rule, and stdi
 
 from __future__ import annotations
 
+import asyncio
 import json
+from dataclasses import replace
 
 import pytest
 from stage_router import CORRECT_ADD, StageRouter
@@ -11,7 +13,7 @@ from stage_router import CORRECT_ADD, StageRouter
 from solidcoder.models.base import Budget
 from solidcoder.models.factory import ModelOptions, make_model
 from solidcoder.models.retry import RetryPolicy
-from solidcoder.pipeline import SolveConfig, solve
+from solidcoder.pipeline import SolveConfig, asolve, solve
 from solidcoder.problem import Problem, TestCase
 
 ADD = Problem("add", "call", "Write add(a, b) returning a + b for integers.", entry_point="add",
@@ -105,7 +107,7 @@ def test_budget_exhausted_returns_best_candidate_unverified(router, model, sandb
     router.defaults["code"] = WRONG_ADD
     router.defaults["debug"] = WRONG_ADD
     result = solve(ADD, model, sandbox_pool, config(tmp_path))
-    assert result.status == "unverified" and not result.verified and "budget" in result.reason
+    assert result.status == "unverified" and not result.verified and result.cause == "budget"
     assert "a - b" in result.code and saved(tmp_path)["outcome"]["status"] == "unverified"
 
 
@@ -113,7 +115,7 @@ def test_loop_exhausted_is_unverified(router, model, sandbox_pool, tmp_path):
     router.defaults["code"] = WRONG_ADD
     router.defaults["debug"] = WRONG_ADD
     result = solve(ADD, model, sandbox_pool, config(tmp_path, plans=2, debug_rounds=1))
-    assert result.status == "unverified" and "2 plan(s)" in result.reason
+    assert result.status == "unverified" and "2 plan(s)" in result.reason and result.cause is None
     assert result.plans_used == 2 and result.debug_rounds == 2
 
 
@@ -167,3 +169,19 @@ def test_stdin_property_test_passing_program_is_not_kept(router, model, sandbox_
     router.queue("code", SUM_OK).queue("oracle", SUM_ORACLE)
     result = solve(SUM, model, sandbox_pool, config(tmp_path))
     assert result.verified and result.accumulated_tests == [] and "debug" not in router.stages()
+
+
+def test_starter_code_missing_from_the_statement_is_shown(router, model, sandbox_pool, tmp_path):
+    problem = replace(ADD, statement="Add two integers.", starter_code="def add(a: int, b: int) -> int:\n")
+    assert solve(problem, model, sandbox_pool, config(tmp_path)).verified
+    assert "def add(a: int, b: int) -> int:" in router.prompt("code")
+
+
+def test_asolve_runs_problems_concurrently(router, model, sandbox_pool, tmp_path):
+    async def both():
+        return await asyncio.gather(asolve(ADD, model, sandbox_pool, config(tmp_path / "a")),
+                                    asolve(SUM, model, sandbox_pool, config(tmp_path / "b", oracle_rounds=0)))
+
+    first, second = asyncio.run(both())
+    assert first.verified and not second.verified  # the default code reply is a function, not a stdin program
+    assert first.usage.calls + second.usage.calls == len(router.stages())

@@ -116,7 +116,7 @@ def test_empty_reply_is_asked_again_not_scored(router, model, sandbox_pool, tmp_
 def test_fatal_model_error_stops_with_the_trajectory_on_disk(router, model, sandbox_pool, tmp_path):
     router.queue("code", status(401, "bad key"))
     result = solve(ADD, model, sandbox_pool, config(tmp_path))
-    assert result.status == "infrastructure_error" and not result.verified
+    assert result.status == "infrastructure_error" and not result.verified and result.cause == "model"
     assert "authentication failed" in result.reason and result.code == ""
     saved = json.loads((tmp_path / "run" / "trajectory.json").read_text())
     assert saved["outcome"]["status"] == "infrastructure_error"

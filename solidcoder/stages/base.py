@@ -56,9 +56,17 @@ class StageContext:
         return "call" if self.problem.kind == "call" else "stdin"
 
     @property
+    def statement(self) -> str:
+        """The problem as the model sees it: the statement, plus the starter code when the statement lacks it."""
+        starter = self.problem.starter_code.strip()
+        if starter and starter not in self.problem.statement:
+            return f"{self.problem.statement.rstrip()}\n\nStarter code:\n```python\n{starter}\n```"
+        return self.problem.statement
+
+    @property
     def common(self) -> dict[str, str]:
         """The variables most templates take."""
-        return {"problem": self.problem.statement, "language": LANGUAGE, "io_mode": self.io_mode,
+        return {"problem": self.statement, "language": LANGUAGE, "io_mode": self.io_mode,
                 "entry_point": self.problem.entry_point or ""}
 
     def emit(self, stage: str, message: str, **data: Any) -> None:

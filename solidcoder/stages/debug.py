@@ -33,7 +33,7 @@ class Debugger:
 
     def fix(self, code: str, failure: Outcome, trace: str | None = None) -> str:
         trace = self.real_trace(code, failure) if trace is None else trace
-        reply = self.ctx.ask("debug", "debugger", "stages/debug", problem=self.ctx.problem.statement, code=code,
+        reply = self.ctx.ask("debug", "debugger", "stages/debug", problem=self.ctx.statement, code=code,
                              language=self.ctx.common["language"], failing_input=failure.input,
                              expected_output=failure.expected, actual_output=_actual(failure), trace=trace)
         return extract_code(reply) or code

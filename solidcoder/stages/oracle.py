@@ -38,7 +38,7 @@ class Oracle:
         return test if self._valid(test) else None
 
     def _valid(self, test: GeneratedTest) -> bool:
-        reply = self.ctx.ask("oracle_judge", "judge", "stages/oracle_judge", problem=self.ctx.problem.statement,
+        reply = self.ctx.ask("oracle_judge", "judge", "stages/oracle_judge", problem=self.ctx.statement,
                              test=test.text(), io_mode=self.ctx.io_mode)
         verdict = last_verdict(reply, "VALID", "INVALID")
         self.ctx.trajectory.add("decision", "oracle_judge", verdict=verdict, test=test.to_dict())

@@ -46,7 +46,7 @@ class Planner:
         sample = first_sample(self.ctx.problem)
         if not self.config.simulate_plan or sample is None:
             return plan
-        reply = self.ctx.ask("plan_simulate", "planner", "stages/plan_simulate", problem=self.ctx.problem.statement,
+        reply = self.ctx.ask("plan_simulate", "planner", "stages/plan_simulate", problem=self.ctx.statement,
                              plan=plan, sample_input=sample.input, sample_output=sample.output)
         verdict = last_verdict(reply, "CORRECT", "REVISED")
         self.ctx.trajectory.add("decision", "plan_simulate", verdict=verdict)

@@ -47,7 +47,7 @@ class Run:
         self.debugger = Debugger(self.ctx, pool)
         self.plans_used = self.debug_rounds = self.rounds_left = 0
         self.best: Evaluation | None = None
-        self.status, self.reason = "running", ""
+        self.status, self.reason, self.cause = "running", "", None
 
     def begin_plan(self, plan_no: int) -> None:
         self.plans_used, self.rounds_left = plan_no, self.config.debug_rounds
@@ -78,10 +78,10 @@ class Run:
                             regressed=list(decision.regressed), outcomes=[o.__dict__ for o in fix.outcomes])
         self.ctx.emit("debug", f"fix {'accepted' if decision.accepted else 'rejected'}: {decision.reason}")
 
-    def stop(self, status: str, reason: str, final: Evaluation | None = None) -> None:
-        self.status, self.reason = status, reason
+    def stop(self, status: str, reason: str, final: Evaluation | None = None, cause: str | None = None) -> None:
+        self.status, self.reason, self.cause = status, reason, cause
         self.best = final or self.best
-        self.trajectory.outcome = {"status": status, "reason": reason}
+        self.trajectory.outcome = {"status": status, "reason": reason, "cause": cause}
         self.trajectory.save()
         self.ctx.emit("done", f"{status}: {reason}")
 
@@ -93,7 +93,8 @@ class Run:
         return result_type(code=best.code if best else "", verified=verified, status=self.status, reason=self.reason,
                            plans_used=self.plans_used, debug_rounds=self.debug_rounds, usage=self.trajectory.usage,
                            elapsed_s=time.monotonic() - self.started,
-                           accumulated_tests=list(self.trajectory.accumulated), trajectory=self.trajectory)
+                           accumulated_tests=list(self.trajectory.accumulated), trajectory=self.trajectory,
+                           cause=self.cause)
 
 
 def _rank(candidate: Evaluation) -> tuple[bool, int, int]:

@@ -21,7 +21,7 @@ class Simulator:
         sample = first_sample(self.ctx.problem)
         if sample is None:
             return None
-        reply = self.ctx.ask("simulate", "simulator", "stages/simulate", problem=self.ctx.problem.statement,
+        reply = self.ctx.ask("simulate", "simulator", "stages/simulate", problem=self.ctx.statement,
                              code=code, sample_input=sample.input, sample_output=sample.output)
         verdict = last_verdict(reply, "PASSED", "FAILED")
         self.ctx.trajectory.add("decision", "simulate", verdict=verdict)
