@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from solidcoder.stages.base import StageContext, extract_code
-from solidcoder.stages.live import Evaluation, LiveExecutor, SuiteTest
-from solidcoder.stages.simulation import Simulator
+from solidcoder.stages.live import Evaluation, SuiteTest
+from solidcoder.stages.protocols import Executor, SimulationStage
 
 
 @dataclass
@@ -26,7 +26,7 @@ class CodingConfig:
 class Coder:
     """Turns a plan into the best of K executed candidates."""
 
-    def __init__(self, ctx: StageContext, config: CodingConfig, live: LiveExecutor, simulator: Simulator | None,
+    def __init__(self, ctx: StageContext, config: CodingConfig, live: Executor, simulator: SimulationStage | None,
                  on_candidate: Callable[[Evaluation], None] | None = None):
         self.ctx, self.config, self.live, self.simulator = ctx, config, live, simulator
         self.on_candidate = on_candidate or (lambda _evaluation: None)

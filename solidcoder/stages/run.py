@@ -20,6 +20,7 @@ from solidcoder.stages.debug import Debugger
 from solidcoder.stages.live import Evaluation, LiveExecutor, SuiteTest
 from solidcoder.stages.oracle import Oracle, OracleConfig
 from solidcoder.stages.planning import Planner, PlanningConfig
+from solidcoder.stages.protocols import CodeStage, DebugStage, Executor, OracleStage, PlanStage, SimulationStage
 from solidcoder.stages.simulation import Simulator
 from solidcoder.trajectory import Trajectory
 
@@ -38,13 +39,14 @@ class Run:
         self.trajectory = Trajectory(config.run_dir, header)
         self.ctx = StageContext(problem, roles, prompts, self.trajectory, config.max_tokens, on_event)
         self.suite = TestSuite(problem.public_tests, defensive=config.defensive)
-        self.live = LiveExecutor(pool, problem)
-        self.simulator = Simulator(self.ctx)
-        self.planner = Planner(self.ctx, PlanningConfig(config.shift_left, True, config.replan_temperature))
+        self.live: Executor = LiveExecutor(pool, problem)
+        self.simulator: SimulationStage = Simulator(self.ctx)
+        self.planner: PlanStage = Planner(self.ctx, PlanningConfig(config.shift_left, True, config.replan_temperature))
         coding = CodingConfig(config.candidates, config.candidate_temperature)
-        self.coder = Coder(self.ctx, coding, self.live, self.simulator if config.simulation else None, self.consider)
-        self.oracle = Oracle(self.ctx, OracleConfig(crash_only=not config.oracle))
-        self.debugger = Debugger(self.ctx, pool)
+        simulator = self.simulator if config.simulation else None
+        self.coder: CodeStage = Coder(self.ctx, coding, self.live, simulator, self.consider)
+        self.oracle: OracleStage = Oracle(self.ctx, OracleConfig(crash_only=not config.oracle))
+        self.debugger: DebugStage = Debugger(self.ctx, pool)
         self.plans_used = self.debug_rounds = self.rounds_left = 0
         self.best: Evaluation | None = None
         self.status, self.reason, self.cause = "running", "", None
