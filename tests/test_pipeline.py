@@ -185,3 +185,12 @@ def test_asolve_runs_problems_concurrently(router, model, sandbox_pool, tmp_path
     first, second = asyncio.run(both())
     assert first.verified and not second.verified  # the default code reply is a function, not a stdin program
     assert first.usage.calls + second.usage.calls == len(router.stages())
+
+
+def test_a_reply_without_code_is_never_green_even_without_tests(router, model, sandbox_pool, tmp_path):
+    router.queue("code", "I cannot write this.", "```python\ndef add(a, b:\n```")
+    no_tests = replace(ADD, public_tests=[])
+    result = solve(no_tests, model, sandbox_pool, config(tmp_path, candidates=2, oracle_rounds=0))
+    assert result.verified and result.debug_rounds == 1 and "a + b" in result.code
+    assert "SyntaxError" in json.dumps(saved(tmp_path)["steps"])
+    assert "the reply held no code" in router.prompt("debug")

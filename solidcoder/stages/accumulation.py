@@ -61,6 +61,7 @@ def decide_fix(current: Evaluation, fix: Evaluation, require_progress: bool = Tr
     regressed = tuple(sorted(current.passed_ids - fix.passed_ids))
     if regressed:
         return FixDecision(False, f"regression: the fix breaks {', '.join(regressed)}", regressed)
-    if require_progress and not fix.passed_ids > current.passed_ids:
+    progress = fix.passed_ids > current.passed_ids or (fix.green and not current.green)
+    if require_progress and not progress:
         return FixDecision(False, f"no progress: {fix.summary()}")
     return FixDecision(True, f"progress: {fix.summary()}")

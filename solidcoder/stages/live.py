@@ -106,6 +106,10 @@ class LiveExecutor:
 
     def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
         """Run `code` on every test; raises `SandboxFailure` when the sandbox itself failed."""
+        unusable = _unusable(code)
+        if unusable:  # never green, even with no tests to run
+            return Evaluation(code, [Outcome("program", False, "error", unusable, expected="a complete program",
+                                             actual=unusable)])
         if self.problem.kind == "call":
             outcomes = self._judged(code, tests)
         else:
@@ -160,6 +164,17 @@ class LiveExecutor:
         else:
             base.detail = f"property check failed: {_last_line(check) or check.status}"
         return base
+
+
+def _unusable(code: str) -> str | None:
+    """Why `code` cannot be a candidate at all (empty, or not valid Python), else None."""
+    if not code.strip():
+        return "the reply held no code"
+    try:
+        compile(code, "solution.py", "exec")
+    except (SyntaxError, ValueError) as exc:
+        return f"SyntaxError: {getattr(exc, 'msg', exc)} (line {getattr(exc, 'lineno', '?')})"
+    return None
 
 
 def _last_line(result: ExecResult) -> str:
