@@ -91,3 +91,14 @@ def test_unknown_strategy_and_ablation():
     with pytest.raises(BadInput, match="unknown SolidCoder ablation"):
         make_strategy("solidcoder_no_brain")
     assert make_strategy("solidcoder-no-live").config.live is False
+
+
+def test_resume_replays_the_calls_a_failed_unit_already_paid_for(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.script(reply("### Plan\n1. subtract"), reply(BAD), status(500, "outage"))
+    strategy = CodeSim(CodeSimSettings(p=2, d=1))
+    results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path)
+    assert not results and errors[0]["error_kind"] == "model" and errors[0]["calls"] == 2
+    scripted_server.script(reply(BAD), reply("### Plan\n1. add"), reply(GOOD))
+    results, _ = run(scripted_server, strategy, sandbox_pool, tmp_path)
+    assert results[0]["passed"] and results[0]["calls"] == 5 and results[0]["replayed_calls"] == 2
+    assert len(scripted_server.chat_requests()) == 3 + 3  # the two paid replies were not asked for again
