@@ -89,12 +89,12 @@ def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, out: P
               prompts_dir: Path | None = None) -> int:
     """Solve `problem` and report; returns the exit code."""
     from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
-    from solidcoder.prompting import PromptLibrary, check_templates
+    from solidcoder.prompting import PromptLibrary
 
     if out is not None and not out.parent.is_dir():
         raise BadInput(f"--out {out}: directory {out.parent} does not exist")
     prompts = PromptLibrary.from_env(prompts_dir)
-    check_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
+    check_stage_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
     models = build_models(choice)
     if config.run_dir is None:
         config.run_dir = Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -104,6 +104,15 @@ def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, out: P
     _write_program(result, out)
     _print_summary(console, result, config.run_dir)
     return EXIT_CODES[result.status]
+
+
+def check_stage_templates(prompts) -> None:
+    """Render every template the pipeline uses, in both I/O modes; BadInput names the first broken one."""
+    from solidcoder.prompting import TEMPLATE_VARIABLES, sample_variables
+
+    for name in (n for n in TEMPLATE_VARIABLES if n.startswith("stages/")):
+        for mode in ("call", "stdin"):
+            prompts.messages(name, **sample_variables(name, mode))
 
 
 def _progress(console: Console):

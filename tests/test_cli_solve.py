@@ -81,10 +81,13 @@ def test_fatal_model_error_exit_3_says_why(router, scripted_server, add_txt, tmp
     (["{add}", "--stdio", "--function", "add"], "either --stdio or --function"),
     (["{add}", "--tests", "{bad_tests}"], "--tests"),
     (["{add}", "--out", "{tmp}/no/such/dir/out.py"], "does not exist"),
+    (["{add}", "--prompts", "{tmp}/prompts"], "unknown variable"),
 ])
 def test_bad_input_exit_2_one_line_nothing_written(args, message, add_txt, tmp_path):
     (tmp_path / "prose.txt").write_text("Only prose here.")
     (tmp_path / "bad.json").write_text('[{"stdin": "1"}]')
+    (tmp_path / "prompts" / "stages").mkdir(parents=True)
+    (tmp_path / "prompts" / "stages" / "debug.j2").write_text("Fix {{ cod }}")
     names = {"prose": str(tmp_path / "prose.txt"), "add": str(add_txt), "bad_tests": str(tmp_path / "bad.json"),
              "tmp": str(tmp_path)}
     done = solve(None, *[a.format(**names) for a in args], "--run-dir", str(tmp_path / "run"))
