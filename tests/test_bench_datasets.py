@@ -132,3 +132,10 @@ def test_missing_and_wrong_format_files(shared_data, tmp_path):
         load_dataset("humaneval", DataOptions(data_file=tmp_path / "missing.jsonl"))
     with pytest.raises(BadInput, match="not in the expected format"):
         load_dataset("apps", DataOptions(data_file=shared_data / "mbpp_397.jsonl"))
+
+
+def test_docstring_examples_become_asserts_for_online_rows():
+    from solidcoder.datasets.humaneval import docstring_asserts
+
+    prompt = 'def inc(x):\n    """\n    >>> inc(1)\n    2\n    >>> inc(-1)\n    0\n    """\n'
+    assert docstring_asserts(prompt) == ["assert inc(1) == 2", "assert inc(-1) == 0"]

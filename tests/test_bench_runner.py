@@ -190,3 +190,15 @@ async def _acquire(limiter: Limiter) -> int:
     async with limiter.tasks:
         pass
     return limiter.tasks._value
+
+
+def test_cli_trace_task_and_strategy_check(scripted_server, shared_data, tmp_path):
+    scripted_server.default = reply("ANSWER: 0")
+    base = ["python3", "-m", "solidcoder", "bench", "--dataset", "cruxeval-vars", "--data-file",
+            str(shared_data / "cruxeval_sample.jsonl"), "--limit", "3", "--model", "openai/scripted-model",
+            "--api-base", scripted_server.url, "--run-dir", str(tmp_path / "run")]
+    done = run_cli(base)
+    assert done.returncode == 0, done.stderr
+    assert len(rows(tmp_path / "run" / "results.jsonl")) == 3
+    refused = run_cli([*base, "--strategy", "cot"])
+    assert refused.returncode == 2 and "only --strategy direct" in refused.stderr
