@@ -136,7 +136,23 @@ def load_model(cfg: TrainConfig):
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(source, **extra, **cfg.model_kwargs)
-    return model, tokenizer
+    return (_as_dense(model) if gguf else model), tokenizer
+
+
+def _as_dense(model):
+    """A GGUF model unpacked into float weights is an ordinary dense model: drop the quantizer so it can train."""
+    import torch
+
+    packed = [name for name, p in model.named_parameters() if not torch.is_floating_point(p)]
+    if packed:
+        raise BadInput(f"GGUF weights left packed ({packed[0]}, ...); load with dequantization to train")
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None:
+        quantizer.remove_quantization_config(model)  # what transformers does itself for dequantize=True configs
+    model.is_quantized = False
+    for parameter in model.parameters():
+        parameter.requires_grad_(True)
+    return model
 
 
 def load_training_problems(cfg: TrainConfig) -> list[Problem]:
