@@ -194,3 +194,10 @@ def test_a_reply_without_code_is_never_green_even_without_tests(router, model, s
     assert result.verified and result.debug_rounds == 1 and "a + b" in result.code
     assert "SyntaxError" in json.dumps(saved(tmp_path)["steps"])
     assert "the reply held no code" in router.prompt("debug")
+
+
+def test_revised_plan_from_simulation_replaces_the_plan(router, model, sandbox_pool, tmp_path):
+    router.queue("shift_left_plan", "1. Return a - b.")
+    router.queue("plan_simulate", "On 1 2 it gives -1.\nCorrected plan: 1. Return a + b.\nVERDICT: REVISED")
+    assert solve(ADD, model, sandbox_pool, config(tmp_path)).verified
+    assert "Corrected plan: 1. Return a + b." in router.prompt("code") and "Return a - b." not in router.prompt("code")
