@@ -35,7 +35,7 @@ class Run:
         self.config, self.started = config, time.monotonic()
         roles = Roles(models)
         header = {"problem": problem.to_dict(), "config": _jsonable(asdict(config)),
-                  "models": {role: roles.for_role(role).name for role in ROLES}}
+                  "models": {role: getattr(roles.for_role(role), "name", "?") for role in ROLES}}
         self.trajectory = Trajectory(config.run_dir, header)
         self.ctx = StageContext(problem, roles, prompts, self.trajectory, config.max_tokens, on_event)
         self.suite = TestSuite(problem.public_tests, defensive=config.defensive)
