@@ -94,12 +94,14 @@ class BenchRunner:
             row.update(await self.task.run_one(item, model))
         except (ModelError, InfrastructureError) as exc:
             self._error(row, exc, model, time.monotonic() - start)
+            await asyncio.to_thread(self.store.fsync)
             return
         row.update(usage_fields(model), wall_s=round(time.monotonic() - start, 3))
-        self.store.add_result(row)
+        self.store.add_result(row)  # written now (safe from kill -9); fsynced below without blocking the loop
         self.totals.finished += 1
         self.totals.passed += bool(row["passed"])
         self._report(row)
+        await asyncio.to_thread(self.store.fsync)
 
     def _error(self, row: dict, exc: Exception, model: RecordingModel, wall_s: float) -> None:
         kind = "sandbox" if isinstance(exc, InfrastructureError) else "model"

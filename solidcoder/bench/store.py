@@ -4,8 +4,10 @@
 * `errors.jsonl`  - infrastructure errors (model, sandbox); such keys are retried on resume and not scored.
 * `calls.jsonl`   - every model reply, keyed by its request; a resumed run replays them instead of paying again.
 
-Each row is one `os.write` of a whole line to an O_APPEND descriptor, followed by fsync. A kill can at worst leave
-a torn last line, which `open` cuts off before appending again (the row it belonged to was not finished).
+Each row is one `os.write` of a whole line to an O_APPEND descriptor: once written it survives Ctrl-C and kill -9
+(it is in the kernel's page cache). `fsync` (against power loss) is separate so that the asyncio runner can do it in
+a worker thread instead of blocking its event loop. A kill can at worst leave a torn last line, which `open` cuts
+off before appending again (the row it belonged to was not finished).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class AppendLog:
 
     def __init__(self, path: Path, sync: bool = True):
         self.path = path
-        self.sync = sync
+        self.sync = sync  # fsync after every append (else call `fsync` when it suits)
         repair_tail(path)
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
@@ -62,6 +64,9 @@ class AppendLog:
         if self.sync:
             os.fsync(self._fd)
 
+    def fsync(self) -> None:
+        os.fsync(self._fd)
+
     def close(self) -> None:
         os.close(self._fd)
 
@@ -72,8 +77,8 @@ class ResultStore:
     def __init__(self, run_dir: Path):
         run_dir.mkdir(parents=True, exist_ok=True)
         self.run_dir = run_dir
-        self.results = AppendLog(run_dir / RESULTS)
-        self.errors = AppendLog(run_dir / ERRORS)
+        self.results = AppendLog(run_dir / RESULTS, sync=False)  # the runner fsyncs them off the event loop
+        self.errors = AppendLog(run_dir / ERRORS, sync=False)
         self.calls = AppendLog(run_dir / CALLS, sync=False)  # replies are a cache: losing the last costs one call
         self.finished = {row["key"] for row in read_rows(run_dir / RESULTS) if "key" in row}
         self.replies = {row["id"]: row for row in read_rows(run_dir / CALLS) if "id" in row}
@@ -87,6 +92,11 @@ class ResultStore:
 
     def add_error(self, row: dict) -> None:
         self.errors.append(row)
+
+    def fsync(self) -> None:
+        """Flush results and errors to the disk (blocking: call it from a thread in async code)."""
+        self.results.fsync()
+        self.errors.fsync()
 
     def close(self) -> None:
         for log in (self.results, self.errors, self.calls):
