@@ -120,20 +120,18 @@ class AlignmentTaskBuilder:
         """The task for one rollout, or None when it is not a semantic failure or has no usable variable."""
         if not is_semantic_failure(rollout):
             return None
-        test = rollout.failing_test
-        call = None if test is None or test.kind == "stdio" else test_call(test, rollout.problem.entry_point or "")
-        if test is None or (test.kind == "call" and call is None):
+        test = rollout.failing_test  # set for every semantic failure
+        program_input = _program_input(test, rollout.problem.entry_point or "")
+        if program_input is None:
             return None
-        stdin = test.stdin or "" if test.kind == "stdio" else ""
+        stdin, call = program_input
         result = trace_program(self.pool, rollout.code, stdin=stdin, call=call,
                                limits=Limits(wall_s=self.config.trace_wall_s))
-        if not result.ok:
-            return None
-        truth = self.select(result.scopes)
+        truth = self.select(result.scopes) if result.ok else {}
         if not truth:
             return None
         shown_input = stdin if call is None else call
-        final = result.stdout if call is None else rollout.actual
+        final = result.stdout if call is None else (rollout.actual if call == test.call else None)
         return AlignmentTask(rollout.problem.id, rollout.code, shown_input, truth, final)
 
     def select(self, scopes: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -147,6 +145,14 @@ class AlignmentTaskBuilder:
         if cfg.max_variables > 0:
             truth = dict(list(truth.items())[: cfg.max_variables])
         return truth
+
+
+def _program_input(test: TestCase, entry_point: str) -> tuple[str, str | None] | None:
+    """(stdin, call) to trace a test's input with; None for a script test that never calls the entry point."""
+    if test.kind == "stdio":
+        return test.stdin or "", None
+    call = test_call(test, entry_point)
+    return None if call is None else ("", call)
 
 
 def test_call(test: TestCase, entry_point: str) -> str | None:
