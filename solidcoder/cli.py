@@ -237,12 +237,14 @@ def bench(
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories to compare side by side.")],
     html: Annotated[Path | None, typer.Option("--html", help="HTML output (default RUN_DIR/report.html).")] = None,
+    same_problems: Annotated[bool, typer.Option("--same-problems", help="Score only problems every run finished.")]
+    = False,
 ) -> None:
     """Print pass@1 and cost tables for run directories and write a self-contained HTML report."""
     from solidcoder.bench.command import run_report
 
     try:
-        run_report(run_dirs, html, typer.echo)
+        run_report(run_dirs, html, typer.echo, same_problems)
     except BadInput as exc:
         raise _fail(str(exc)) from None
 

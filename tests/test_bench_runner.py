@@ -202,3 +202,18 @@ def test_cli_trace_task_and_strategy_check(scripted_server, shared_data, tmp_pat
     assert len(rows(tmp_path / "run" / "results.jsonl")) == 3
     refused = run_cli([*base, "--strategy", "cot"])
     assert refused.returncode == 2 and "only --strategy direct" in refused.stderr
+
+
+def test_report_same_problems_compares_only_shared_problems(tmp_path):
+    from solidcoder.bench.report import load_summaries
+
+    store = ResultStore(tmp_path)
+    for strategy, ids in (("direct", ["a", "b", "c"]), ("solidcoder", ["a"])):
+        for pid in ids:
+            store.add_result({"key": f"{strategy}{pid}", "id": pid, "passed": pid == "a" or strategy == "direct",
+                              "dataset": "d", "strategy": strategy, "model": "m", "config_hash": strategy})
+    store.close()
+    everything = {s.strategy: (s.problems, s.pass1) for s in load_summaries([tmp_path])}
+    shared = {s.strategy: (s.problems, s.pass1) for s in load_summaries([tmp_path], same_problems=True)}
+    assert everything == {"direct": (3, 1.0), "solidcoder": (1, 1.0)}
+    assert shared == {"direct": (1, 1.0), "solidcoder": (1, 1.0)}

@@ -144,7 +144,8 @@ def _progress(echo: Echo, total: int) -> Callable[[dict, RunTotals], None]:
 def _print_summary(run_dir: Path, spec: RunSpec, totals: RunTotals, echo: Echo) -> None:
     results = [r for r in read_rows(run_dir / RESULTS) if r.get("config_hash") == spec.config_hash
                and r.get("model") == spec.model and r.get("dataset") == spec.dataset]
-    errors = [r for r in read_rows(run_dir / ERRORS) if r.get("config_hash") == spec.config_hash]
+    errors = [r for r in read_rows(run_dir / ERRORS) if r.get("config_hash") == spec.config_hash
+              and r.get("model") == spec.model and r.get("dataset") == spec.dataset]
     for s in summarize(results, errors):
         scores = ", ".join(f"pass@{k} {v * 100:.1f}%" for k, v in s.pass_at.items())
         echo(f"{s.dataset} / {s.strategy} / {s.model}: {s.problems} problems scored, {scores or 'nothing scored'}; "
@@ -153,11 +154,11 @@ def _print_summary(run_dir: Path, spec: RunSpec, totals: RunTotals, echo: Echo) 
         echo(f"stopped early: {totals.stopped}")
 
 
-def run_report(run_dirs: list[Path], html_path: Path | None, echo: Echo = print) -> None:
+def run_report(run_dirs: list[Path], html_path: Path | None, echo: Echo = print, same_problems: bool = False) -> None:
     from solidcoder.bench.html import write_html
     from solidcoder.bench.report import load_summaries, print_tables
 
-    summaries = load_summaries(run_dirs)
+    summaries = load_summaries(run_dirs, same_problems)
     if not summaries:
         raise BadInput("no results in the given run directories")
     print_tables(summaries)

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from solidcoder.bench.metrics import Summary, summarize
+from solidcoder.bench.metrics import GROUP, Summary, summarize
 from solidcoder.bench.store import ERRORS, RESULTS, read_rows
 from solidcoder.errors import BadInput
 
 RUNS = "runs.jsonl"
 
 
-def load_summaries(run_dirs: list[Path]) -> list[Summary]:
-    """Summaries of every configuration found in the given run directories."""
+def load_summaries(run_dirs: list[Path], same_problems: bool = False) -> list[Summary]:
+    """Summaries of every configuration in the run directories; `same_problems` keeps, per dataset, only the
+    problems every configuration finished (a fair comparison of runs that stopped at different points)."""
     results: list[dict] = []
     errors: list[dict] = []
     labels: dict[str, str] = {}
@@ -26,10 +27,21 @@ def load_summaries(run_dirs: list[Path]) -> list[Summary]:
         results += read_rows(run_dir / RESULTS)
         errors += read_rows(run_dir / ERRORS)
         labels.update({r["config_hash"]: r.get("label", "") for r in read_rows(run_dir / RUNS) if r.get("label")})
-    summaries = summarize(results, errors)
+    summaries = summarize(common_problems(results) if same_problems else results, errors)
     for s in summaries:
         s.label = labels.get(s.config_hash, "")
     return summaries
+
+
+def common_problems(results: list[dict]) -> list[dict]:
+    """Rows of the problems that every configuration of the same dataset has a result for."""
+    ids: dict[tuple, set[str]] = {}
+    for row in results:
+        ids.setdefault(tuple(row.get(k, "") for k in GROUP), set()).add(row["id"])
+    shared: dict[str, set[str]] = {}
+    for group, found in ids.items():
+        shared[group[0]] = shared.get(group[0], found) & found
+    return [row for row in results if row["id"] in shared[row.get("dataset", "")]]
 
 
 def method(s: Summary) -> str:
