@@ -217,3 +217,21 @@ def test_report_same_problems_compares_only_shared_problems(tmp_path):
     shared = {s.strategy: (s.problems, s.pass1) for s in load_summaries([tmp_path], same_problems=True)}
     assert everything == {"direct": (3, 1.0), "solidcoder": (1, 1.0)}
     assert shared == {"direct": (1, 1.0), "solidcoder": (1, 1.0)}
+
+
+def test_ctrl_c_stops_cleanly_and_resume_completes(scripted_server, tmp_path):
+    scripted_server.responder = canonical_responder(delay_s=0.3)
+    run_dir = tmp_path / "run"
+    command = bench_command(scripted_server.url, run_dir, "--concurrency", "2", limit=10)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(rows(run_dir / "results.jsonl")) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "rerun the same command to resume" in err
+    finished = rows(run_dir / "results.jsonl")
+    assert 3 <= len(finished) < 10
+    assert run_cli(command).returncode == 0
+    keys = [r["key"] for r in rows(run_dir / "results.jsonl")]
+    assert len(keys) == len(set(keys)) == 10
