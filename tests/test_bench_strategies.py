@@ -77,6 +77,8 @@ def test_solidcoder_adapter_runs_the_pipeline(scripted_server, sandbox_pool, tmp
     assert not errors and results[0]["passed"] and results[0]["notes"]["verified"]
     assert results[0]["calls"] == len(scripted_server.chat_requests()) > 2
     assert "code" in router.stages()
+    stages = results[0]["notes"]["stages"]
+    assert sum(calls for calls, _, _ in stages.values()) == results[0]["calls"] and stages["code"][0] >= 1
 
 
 def test_solidcoder_model_outage_is_an_infrastructure_error(scripted_server, sandbox_pool, tmp_path):

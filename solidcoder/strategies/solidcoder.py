@@ -48,7 +48,19 @@ class SolidCoder:
         if result.reason.startswith("budget ran out"):
             raise BudgetExceeded(result.reason)
         return Attempt(result.code, {"status": result.status, "verified": result.verified,
-                                     "plans_used": result.plans_used, "debug_rounds": result.debug_rounds})
+                                     "plans_used": result.plans_used, "debug_rounds": result.debug_rounds,
+                                     "stages": stage_usage(result.trajectory)})
+
+
+def stage_usage(trajectory) -> dict[str, list[int]]:
+    """{stage: [calls, prompt tokens, completion tokens]}: where a problem's calls and tokens went."""
+    usage: dict[str, list[int]] = {}
+    for step in trajectory.calls() if trajectory is not None else []:
+        entry = usage.setdefault(step["stage"], [0, 0, 0])
+        entry[0] += 1
+        entry[1] += step.get("prompt_tokens", 0)
+        entry[2] += step.get("completion_tokens", 0)
+    return usage
 
 
 def make_solidcoder(name: str = "solidcoder") -> SolidCoder:
