@@ -217,13 +217,15 @@ def bench(
     workers: Annotated[int, typer.Option("--workers", help="Sandbox workers.")] = 2,
     retries: Annotated[int, typer.Option("--retries", help="Attempts per model call.")] = 3,
     label: Annotated[str, typer.Option("--label", help="Name for this configuration in reports.")] = "",
+    max_calls: Annotated[int | None, typer.Option("--max-calls", help="Model calls per problem; then the best "
+                                                  "code so far is judged.")] = None,
 ) -> None:
     """Run a strategy on a benchmark, concurrently and resumably; rerun the same command to resume."""
     from solidcoder.bench.command import BenchOptions, run_bench
     from solidcoder.datasets import DataOptions
 
     opts = BenchOptions(dataset, strategy, model, run_dir, api_base, None, DataOptions(data_file, limit, ids, subset),
-                        concurrency, samples, temperature, max_tokens, prompts, workers, retries, label)
+                        concurrency, samples, temperature, max_tokens, prompts, workers, retries, label, max_calls)
     try:
         run_bench(opts, typer.echo)
     except BadInput as exc:

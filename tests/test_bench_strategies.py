@@ -104,3 +104,32 @@ def test_resume_replays_the_calls_a_failed_unit_already_paid_for(scripted_server
     results, _ = run(scripted_server, strategy, sandbox_pool, tmp_path)
     assert results[0]["passed"] and results[0]["calls"] == 5 and results[0]["replayed_calls"] == 2
     assert len(scripted_server.chat_requests()) == 3 + 3  # the two paid replies were not asked for again
+
+
+def run_capped(server, strategy, sandbox_pool, tmp_path, max_calls):
+    model = make_model("openai/scripted-model", ModelOptions(api_base=server.url, policy=RetryPolicy(attempts=1)))
+    store = ResultStore(tmp_path / "run")
+    task = CodeTask([ADD], strategy, PromptLibrary.from_env(), sandbox_pool)
+    runner = BenchRunner(RunSpec("t", strategy.name, "m", "h"), task, model, store, 1, max_calls=max_calls)
+    totals = asyncio.run(runner.run())
+    store.close()
+    return totals, read_rows(tmp_path / "run" / "results.jsonl"), read_rows(tmp_path / "run" / "errors.jsonl")
+
+
+def test_max_calls_judges_the_best_code_so_far(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.script(reply("### Plan\n1. subtract"), reply(BAD), reply(BAD))
+    totals, results, errors = run_capped(scripted_server, CodeSim(), sandbox_pool, tmp_path, 3)
+    assert not errors and not results[0]["passed"] and results[0]["calls"] == 3 and not totals.stopped
+    assert len(scripted_server.chat_requests()) == 3
+
+
+def test_max_calls_before_any_code_is_an_error_that_does_not_stop_the_run(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.script(reply("### Plan\n1. add"))
+    totals, results, errors = run_capped(scripted_server, CodeSim(), sandbox_pool, tmp_path, 1)
+    assert not results and "per-problem cap" in errors[0]["error"] and not totals.stopped
+
+
+def test_max_calls_in_the_pipeline_keeps_its_best_candidate(scripted_server, sandbox_pool, tmp_path):
+    StageRouter(scripted_server)
+    totals, results, errors = run_capped(scripted_server, make_strategy("solidcoder"), sandbox_pool, tmp_path, 3)
+    assert not errors and not totals.stopped and results[0]["calls"] == 3

@@ -15,7 +15,11 @@ import threading
 from dataclasses import asdict, dataclass
 
 from solidcoder.bench.store import ResultStore
-from solidcoder.models.base import Completion, Message, Model
+from solidcoder.models.base import BudgetExceeded, Completion, Message, Model
+
+
+class ProblemBudgetExceeded(BudgetExceeded):
+    """This problem used its `--max-calls`; strategies answer with their best code so far, the run goes on."""
 
 
 @dataclass
@@ -54,8 +58,9 @@ class Limiter:
 class RecordingModel:
     """Wraps the run's model for one (problem, sample) key."""
 
-    def __init__(self, model: Model, store: ResultStore, key: str, limiter: Limiter):
+    def __init__(self, model: Model, store: ResultStore, key: str, limiter: Limiter, max_calls: int | None = None):
         self.model, self.store, self.key, self.limiter = model, store, key, limiter
+        self.max_calls = max_calls
         self.name = model.name
         self.usage = Usage()
         self._position = 0
@@ -63,6 +68,8 @@ class RecordingModel:
 
     def _call_id(self, messages: list[Message], temperature: float | None, max_tokens: int | None) -> str:
         with self._lock:
+            if self.max_calls is not None and self._position >= self.max_calls:
+                raise ProblemBudgetExceeded(f"per-problem cap of {self.max_calls} model calls reached")
             self._position += 1
             position = self._position
         request = json.dumps([[m.role, m.content] for m in messages] + [temperature, max_tokens])

@@ -42,6 +42,7 @@ class BenchOptions:
     workers: int = 2
     retries: int = 3
     label: str = ""
+    max_calls: int | None = None  # per (problem, sample); the strategy answers with its best code when it is hit
 
 
 def _check_flags(opts: BenchOptions) -> None:
@@ -50,8 +51,8 @@ def _check_flags(opts: BenchOptions) -> None:
         raise BadInput(f"--concurrency must be at least 1, got {opts.concurrency}")
     if opts.samples < 1:
         raise BadInput(f"--samples must be at least 1, got {opts.samples}")
-    if opts.workers < 1 or opts.retries < 1:
-        raise BadInput("--workers and --retries must be at least 1")
+    if opts.workers < 1 or opts.retries < 1 or (opts.max_calls is not None and opts.max_calls < 1):
+        raise BadInput("--workers, --retries and --max-calls must be at least 1")
     if opts.temperature is not None and not 0 <= opts.temperature <= 2:
         raise BadInput(f"--temperature must be between 0 and 2, got {opts.temperature}")
     if opts.run_dir.exists() and not opts.run_dir.is_dir():
@@ -80,6 +81,8 @@ def config_hash(opts: BenchOptions, settings: dict, prompts: PromptLibrary) -> s
         digest.update(src.name.encode() + b"\0" + src.path.read_bytes() + b"\0")
     config = {"dataset": opts.dataset, "strategy": opts.strategy, "settings": settings,
               "temperature": opts.temperature, "max_tokens": opts.max_tokens, "prompts": digest.hexdigest()}
+    if opts.max_calls is not None:  # absent when unset, so earlier runs keep their hash
+        config["max_calls"] = opts.max_calls
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -126,7 +129,7 @@ def _execute(opts, spec, items, strategy, prompts, model, store, echo) -> RunTot
         else:
             task = CodeTask(items, strategy, prompts, pool, opts.temperature, opts.max_tokens)
         total = len(items) * opts.samples
-        runner = BenchRunner(spec, task, model, store, opts.concurrency, _progress(echo, total))
+        runner = BenchRunner(spec, task, model, store, opts.concurrency, _progress(echo, total), opts.max_calls)
         echo(f"{len(runner.pending())} of {total} units to run ({total - len(runner.pending())} already done); "
              f"results in {opts.run_dir / RESULTS}")
         return asyncio.run(runner.run())

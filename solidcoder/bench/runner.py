@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from solidcoder.bench.calls import Limiter, RecordingModel
+from solidcoder.bench.calls import Limiter, ProblemBudgetExceeded, RecordingModel
 from solidcoder.bench.store import ResultStore
 from solidcoder.models.base import BudgetExceeded, Model, ModelError, ModelFatalError
 
@@ -62,11 +62,12 @@ class BenchRunner:
     """Runs `task` for `spec` with at most `concurrency` model calls in flight."""
 
     def __init__(self, spec: RunSpec, task: BenchTask, model: Model, store: ResultStore, concurrency: int,
-                 on_row: Callable[[dict, RunTotals], None] | None = None):
+                 on_row: Callable[[dict, RunTotals], None] | None = None, max_calls: int | None = None):
         self.spec, self.task, self.model, self.store = spec, task, model, store
         self.limiter = Limiter(concurrency)
         self.concurrency = concurrency
         self.on_row = on_row
+        self.max_calls = max_calls  # per (problem, sample); None = unlimited
         self.totals = RunTotals()
 
     def pending(self) -> list[tuple[Any, int]]:
@@ -88,7 +89,7 @@ class BenchRunner:
 
     async def _unit(self, item: Any, sample: int) -> None:
         row = self.spec.base_row(item.id, sample)
-        model = RecordingModel(self.model, self.store, row["key"], self.limiter)
+        model = RecordingModel(self.model, self.store, row["key"], self.limiter, self.max_calls)
         start = time.monotonic()
         try:
             row.update(await self.task.run_one(item, model))
@@ -109,7 +110,7 @@ class BenchRunner:
                    wall_s=round(wall_s, 3))
         self.store.add_error(row)
         self.totals.errors += 1
-        if isinstance(exc, (BudgetExceeded, ModelFatalError)):
+        if isinstance(exc, (BudgetExceeded, ModelFatalError)) and not isinstance(exc, ProblemBudgetExceeded):
             self.totals.stopped = str(exc)
         self._report(row)
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from solidcoder.bench.calls import ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.strategies.base import LANGUAGE, Attempt, SolveContext, ask, common_variables, extract_code, test_report
 
@@ -62,6 +63,18 @@ class MapCoder:
         return asdict(self.config)
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
+        best = _Best()
+        try:
+            plans = await self._plans(problem, ctx)
+            for _, plan in plans:
+                if await _code_and_debug(problem, ctx, plan, self.config.t, "strategies/mapcoder_debugging", best):
+                    break
+        except ProblemBudgetExceeded:
+            if best.rounds == 0:
+                raise
+        return Attempt(best.code, {"code_versions": best.rounds})
+
+    async def _plans(self, problem: Problem, ctx: SolveContext) -> list[tuple[int, str]]:
         text = common_variables(problem)["problem"]
         recalled = await ask(ctx, "strategies/mapcoder_retrieval", problem=text, language=LANGUAGE,
                              count=str(self.config.k))
@@ -71,11 +84,7 @@ class MapCoder:
             found = _CONFIDENCE.findall(reply)
             plans.append((int(found[-1]) if found else 0, _CONFIDENCE.sub("", reply).strip()))
         plans.sort(key=lambda item: -item[0])  # stable: equal confidence keeps recall order
-        best = _Best()
-        for _, plan in plans:
-            if await _code_and_debug(problem, ctx, plan, self.config.t, "strategies/mapcoder_debugging", best):
-                break
-        return Attempt(best.code, {"plans": len(plans), "code_versions": best.rounds})
+        return plans
 
 
 def recalled_examples(reply: str, k: int) -> list[str]:
@@ -106,9 +115,13 @@ class CodeSim:
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         text = common_variables(problem)["problem"]
         best = _Best()
-        for _ in range(self.config.p):
-            reply = await ask(ctx, "strategies/codesim_planning", problem=text, language=LANGUAGE)
-            plan = reply.split("### Plan", 1)[-1].strip()
-            if await _code_and_debug(problem, ctx, plan, self.config.d, "strategies/codesim_debugging", best):
-                break
+        try:
+            for _ in range(self.config.p):
+                reply = await ask(ctx, "strategies/codesim_planning", problem=text, language=LANGUAGE)
+                plan = reply.split("### Plan", 1)[-1].strip()
+                if await _code_and_debug(problem, ctx, plan, self.config.d, "strategies/codesim_debugging", best):
+                    break
+        except ProblemBudgetExceeded:  # --max-calls: answer with the best code so far, if there is one
+            if best.rounds == 0:
+                raise
         return Attempt(best.code, {"code_versions": best.rounds})

@@ -45,8 +45,8 @@ class SolidCoder:
             from solidcoder.bench.runner import InfrastructureError
 
             raise InfrastructureError(result.reason)
-        if result.reason.startswith("budget ran out"):
-            raise BudgetExceeded(result.reason)
+        if result.reason.startswith("budget ran out") and "per-problem cap" not in result.reason:
+            raise BudgetExceeded(result.reason)  # the run-wide budget: stop the run (a --max-calls cap keeps the code)
         return Attempt(result.code, {"status": result.status, "verified": result.verified,
                                      "plans_used": result.plans_used, "debug_rounds": result.debug_rounds,
                                      "stages": stage_usage(result.trajectory)})
