@@ -1,0 +1,40 @@
+"""Where SolidCoder's calls and tokens went: per-stage totals over the results of a run directory.
+
+    python benchmarks/stage_usage.py RUN_DIR [--strategy solidcoder] [--cap 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from solidcoder.bench.store import RESULTS, read_rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--strategy", default="solidcoder")
+    parser.add_argument("--cap", type=int, default=10, help="the run's --max-calls")
+    args = parser.parse_args()
+    rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == args.strategy]
+    totals: dict[str, list[int]] = {}
+    for row in rows:
+        for stage, (calls, prompt, completion) in row.get("notes", {}).get("stages", {}).items():
+            entry = totals.setdefault(stage, [0, 0, 0])
+            entry[0], entry[1], entry[2] = entry[0] + calls, entry[1] + prompt, entry[2] + completion
+    all_calls = sum(t[0] for t in totals.values()) or 1
+    all_tokens = sum(t[1] + t[2] for t in totals.values()) or 1
+    print(f"{len(rows)} {args.strategy} problems; per stage: calls, share of calls, prompt + completion tokens, share")
+    for stage, (calls, prompt, completion) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
+        print(f"{stage:>18} {calls:>5} {calls / all_calls:>6.1%} {prompt:>8} + {completion:>7} "
+              f"{(prompt + completion) / all_tokens:>6.1%}")
+    verified = sum(1 for r in rows if r.get("notes", {}).get("verified"))
+    capped = sum(1 for r in rows if r.get("calls", 0) >= args.cap)
+    passed = sum(1 for r in rows if r["passed"])
+    print(f"verified (public + accumulated tests): {verified}/{len(rows)}; passed hidden: {passed}/{len(rows)}; "
+          f"reached the {args.cap}-call cap: {capped}/{len(rows)}")
+
+
+if __name__ == "__main__":
+    main()
