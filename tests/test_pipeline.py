@@ -201,3 +201,11 @@ def test_revised_plan_from_simulation_replaces_the_plan(router, model, sandbox_p
     router.queue("plan_simulate", "On 1 2 it gives -1.\nCorrected plan: 1. Return a + b.\nVERDICT: REVISED")
     assert solve(ADD, model, sandbox_pool, config(tmp_path)).verified
     assert "Corrected plan: 1. Return a + b." in router.prompt("code") and "Return a - b." not in router.prompt("code")
+
+
+def test_a_generated_test_cannot_shadow_the_candidate(router, model, sandbox_pool, tmp_path):
+    router.queue("code", CAPPED_ADD)
+    router.queue("oracle", "```python\ndef add(a, b):\n    return a + b\n\nassert add(100, 1) == 101\n```")
+    result = solve(ADD, model, sandbox_pool, config(tmp_path))
+    assert result.verified and result.debug_rounds == 1  # the test ran against the capped candidate, not its copy
+    assert [t["source"] for t in result.accumulated_tests] == ["assert add(100, 1) == 101\n"]

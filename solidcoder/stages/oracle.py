@@ -9,6 +9,7 @@ worse than none). With `crash_only` (`--no-oracle`) the test's input is kept but
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 from solidcoder.stages.base import StageContext, code_blocks, last_verdict
@@ -51,15 +52,29 @@ def parse_test(reply: str, kind: str, entry_point: str, origin: str = "") -> Gen
     blocks = code_blocks(reply)
     python = [body for tag, body in blocks if tag in ("", "python", "py", "python3") and _compiles(body)]
     if kind == "call":
-        name = entry_point.split(".")[-1]
-        scripts = [body for body in python if name and name in body and "assert" in body]
-        return GeneratedTest("call", scripts[0].strip() + "\n", origin=origin) if scripts else None
+        name = entry_point.split(".")[0]
+        scripts = [stripped for body in python if (stripped := _without_definition(body, name))]
+        return GeneratedTest("call", scripts[0], origin=origin) if scripts else None
     inputs = [body for tag, body in blocks if tag in ("input", "text", "stdin", "txt")]
     checks = [body for body in python if "def check" in body]
     if not inputs or not checks:
         return None
     stdin = inputs[0] if inputs[0].endswith("\n") else inputs[0] + "\n"
     return GeneratedTest("stdio", checks[0].strip() + "\n", stdin=stdin, origin=origin)
+
+
+def _without_definition(script: str, name: str) -> str | None:
+    """The script minus any top-level definition of `name` (which would shadow the candidate under test), or
+    None when what is left does not both call `name` and assert something."""
+    tree = ast.parse(script)
+    drop = {line for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name
+            for line in range(node.lineno - len(node.decorator_list), node.end_lineno + 1)}
+    kept = "\n".join(line for i, line in enumerate(script.splitlines(), 1) if i not in drop).strip()
+    if not name or not _compiles(kept):
+        return None
+    calls = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(ast.parse(kept)))
+    asserts = any(isinstance(n, ast.Assert) for n in ast.walk(ast.parse(kept)))
+    return kept + "\n" if calls and asserts else None
 
 
 def _compiles(source: str) -> bool:
