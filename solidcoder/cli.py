@@ -186,8 +186,9 @@ def solve(
     from solidcoder.pipeline import SolveConfig
     from solidcoder.solve_command import ModelChoice, load_input, run_solve
 
-    config = SolveConfig(plans, debug_rounds, oracle_rounds, candidates, not no_shift_left, not no_sim,
-                         not no_oracle, not no_live, not no_defensive, max_tokens=max_tokens, run_dir=run_dir)
+    config = SolveConfig(plans=plans, debug_rounds=debug_rounds, oracle_rounds=oracle_rounds, candidates=candidates,
+                         shift_left=not no_shift_left, simulation=not no_sim, oracle=not no_oracle, live=not no_live,
+                         defensive=not no_defensive, max_tokens=max_tokens, run_dir=run_dir)
     choice = ModelChoice(model or [], api_base, api_key, gguf, max_calls, max_total_tokens, max_cost)
     try:
         code = run_solve(load_input(problem, stdio, function, tests), config, choice, out, prompts)
