@@ -94,3 +94,12 @@ def test_bad_input_exit_2_one_line_nothing_written(args, message, add_txt, tmp_p
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "run").exists() and done.stdout == ""
+
+
+def test_ablation_flags_reach_the_pipeline(router, scripted_server, add_txt, tmp_path):
+    flags = ["--no-shift-left", "--no-sim", "--no-oracle", "--no-live", "--no-defensive"]
+    done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"), *flags)
+    assert done.returncode == 0, done.stderr
+    config = json.loads((tmp_path / "run" / "trajectory.json").read_text())["config"]
+    assert [config[k] for k in ("shift_left", "simulation", "oracle", "live", "defensive")] == [False] * 5
+    assert router.stages() == ["plan", "plan_simulate", "code", "oracle", "oracle_judge", "oracle_simulate"]
