@@ -45,7 +45,8 @@ def common_problems(results: list[dict]) -> list[dict]:
 
 
 def method(s: Summary) -> str:
-    return f"{s.name} ({s.model})"
+    """A row label: the configuration's label or strategy, and the model's last path component."""
+    return f"{s.name} ({s.model.rstrip('/').rsplit('/', 1)[-1]})"
 
 
 def pass_table(summaries: list[Summary]) -> tuple[list[str], list[list[str]]]:
