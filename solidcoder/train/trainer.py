@@ -106,11 +106,9 @@ def grpo_config(cfg: TrainConfig, world_size: int = 1) -> GRPOConfig:
                 num_generations=cfg.num_generations, max_completion_length=cfg.max_completion_length,
                 temperature=cfg.temperature, beta=cfg.beta, max_steps=cfg.max_steps, save_steps=cfg.save_steps,
                 seed=cfg.seed, logging_steps=1, report_to=[], shuffle_dataset=False, remove_unused_columns=False,
-                bf16=cfg.bf16, use_vllm=cfg.use_vllm,
+                bf16=cfg.bf16, gradient_checkpointing=cfg.gradient_checkpointing, use_vllm=cfg.use_vllm,
                 vllm_mode=cfg.vllm_mode, vllm_gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
                 **grpo_batch_geometry(cfg, world_size))
-    if cfg.gradient_checkpointing:
-        args["gradient_checkpointing"] = True
     args.update(cfg.grpo_overrides)
     return GRPOConfig(**args)
 
