@@ -77,11 +77,13 @@ def orm_for(fold: list[Problem], samples, truth, backbone: str, gguf: Path, out:
             for p in fold for code in truth[p.id]]
     pairs = build_pairs(rows, PromptLibrary.from_env())
     tokenizer, model = _backbone(backbone, gguf)
+    # The tiny backbone's tokenizer is character-level: a HumanEval prompt plus program needs ~2,000 tokens.
+    max_length = 768 if backbone == "qwen" else 4096
     config = OrmTrainConfig(batch_size=2, gradient_accumulation_steps=1, max_steps=max(1, min(40, len(pairs))),
-                            max_length=768, learning_rate=1e-5 if backbone == "qwen" else 1e-3)
+                            max_length=max_length, learning_rate=1e-5 if backbone == "qwen" else 1e-3)
     print(f"ORM ({backbone}): {len(pairs)} pairs from {len(fold)} problems, {config.max_steps} steps")
     train_orm(pairs, model, tokenizer, out, config)
-    return OrmScorer(out, max_tokens_per_batch=4096, max_length=768)
+    return OrmScorer(out, max_tokens_per_batch=4 * max_length, max_length=max_length)
 
 
 def _backbone(kind: str, gguf: Path):
