@@ -62,3 +62,43 @@ def test_two_training_steps_then_scoring(tmp_path):
     alone = scorer.score_texts([scorer.library.render("verify/orm", problem=problem.statement,
                                                       code=candidates[1].code)])
     assert alone[0] == pytest.approx(scores[1], abs=1e-4)
+
+
+def test_train_orm_command_from_bench_rows(tmp_path, shared_data):
+    import json
+    import subprocess
+    import sys
+
+    tokenizer = tiny_tokenizer()
+    base = tmp_path / "base"
+    tiny_reward_model(tokenizer).save_pretrained(base)
+    tokenizer.save_pretrained(base)
+    row = json.loads((shared_data / "humaneval_with_sample_io.jsonl").read_text().splitlines()[0])
+    good = row["prompt"] + row["canonical_solution"]
+    bench_rows = [{"id": row["task_id"], "code": good, "passed": True},
+                  {"id": row["task_id"], "code": row["prompt"] + "    return False\n", "passed": False},
+                  {"id": row["task_id"], "code": row["prompt"] + "    return True\n", "passed": False}]
+    data = tmp_path / "results.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in bench_rows))
+    out = tmp_path / "orm"
+    command = [sys.executable, "-m", "solidcoder", "train", "orm", "--model", str(base), "--data", str(data),
+               "--out", str(out), "--data-file", str(shared_data / "humaneval_with_sample_io.jsonl"),
+               "--steps", "2", "--lr", "1e-3"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "on 2 pairs" in done.stdout
+    scorer = OrmScorer(out)
+    assert len(scorer.score_texts(["a", "bb"])) == 2
+
+
+def test_train_orm_command_rejects_unknown_problem(tmp_path, shared_data):
+    import subprocess
+    import sys
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"id": "Nope/1", "code": "x = 1", "passed": true}\n')
+    command = [sys.executable, "-m", "solidcoder", "train", "orm", "--model", "unused", "--data", str(data),
+               "--out", str(tmp_path / "o"), "--data-file", str(shared_data / "humaneval_with_sample_io.jsonl")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "Nope/1" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()

@@ -112,21 +112,46 @@ def build_pairs(rows: list[dict], library: PromptLibrary, max_per_side: int = 6,
     return pairs
 
 
-def read_candidate_rows(path: Path) -> list[dict]:
-    """Candidate rows from a JSONL file: {problem_id, statement, code, correct} per line."""
+def read_candidate_rows(path: Path, statements: dict[str, str]) -> list[dict]:
+    """Candidate rows {problem_id, statement, code, correct} from a JSONL file of them or a bench results file.
+
+    Bench rows name the problem `id` and the outcome `passed`; statements missing from a row come from
+    `statements` (the dataset's problems by id).
+    """
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise BadInput(f"cannot read {path}: {exc.strerror or exc}") from None
     rows = []
     for number, line in enumerate(lines, 1):
-        if line.strip():
-            try:
-                row = json.loads(line)
-                rows.append({k: row[k] for k in ("problem_id", "statement", "code", "correct")})
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise BadInput(f"{path}:{number}: not a candidate row ({exc})") from None
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            pid = str(row.get("problem_id", row.get("id")))
+            statement = row.get("statement", statements.get(pid))
+            rows.append({"problem_id": pid, "statement": statement, "code": row["code"],
+                         "correct": bool(row["correct"] if "correct" in row else row["passed"])})
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise BadInput(f"{path}:{number}: not a candidate row ({exc})") from None
+        if statement is None:
+            raise BadInput(f"{path}:{number}: problem {pid!r} is not in the dataset given")
     return rows
+
+
+def run_train_orm(data: Path, statements: dict[str, str], base: str, out: Path, config: OrmTrainConfig) -> int:
+    """`solidcoder train orm`: pairs from `data`, a scalar head on `base`, trained and saved; returns #pairs."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    pairs = build_pairs(read_candidate_rows(data, statements), PromptLibrary.from_env(), config.max_per_side,
+                        config.seed)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+    model.config.pad_token_id = tokenizer.pad_token_id
+    train_orm(pairs, model, tokenizer, out, config)
+    return len(pairs)
 
 
 def train_orm(pairs: list[dict], base_model, tokenizer, out_dir: Path, config: OrmTrainConfig) -> Path:

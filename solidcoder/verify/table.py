@@ -40,7 +40,8 @@ def read_candidates(path: Path) -> dict[str, list[str]]:
             continue
         try:
             row = json.loads(line)
-            samples.setdefault(str(row["problem_id"]), []).append(str(row["code"]))
+            pid = row["problem_id"] if "problem_id" in row else row["id"]  # bench results name it `id`
+            samples.setdefault(str(pid), []).append(str(row["code"]))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise BadInput(f"{path}:{number}: expected a JSON object with problem_id and code ({exc})") from None
     return samples
