@@ -285,6 +285,32 @@ def train_coderl_plus(
     typer.echo(f"trained {cfg.max_steps} steps; model: {out / 'final'}; metrics: {metrics}")
 
 
+@train_app.command("orm")
+def train_orm_command(
+    model: Annotated[str, typer.Option("--model", help="Backbone: hub name or model directory.")],
+    data: Annotated[Path, typer.Option("--data", help="Candidate rows or a bench results.jsonl.")],
+    out: Annotated[Path, typer.Option("--out", help="Directory for the trained ORM.")],
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset the candidates answer.")] = "humaneval",
+    data_file: Annotated[Path | None, typer.Option("--data-file", help="Local copy of the dataset.")] = None,
+    steps: Annotated[int, typer.Option("--steps", help="Optimizer steps (-1: whole epochs).")] = -1,
+    learning_rate: Annotated[float, typer.Option("--lr", help="Learning rate.")] = 1e-5,
+) -> None:
+    """Train an outcome reward model on correct/incorrect candidate pairs (TRL RewardTrainer)."""
+    from solidcoder.datasets import DataOptions, load_dataset
+
+    try:
+        problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
+        try:
+            from solidcoder.verify.orm import OrmTrainConfig, run_train_orm
+        except ImportError as exc:
+            raise BadInput(f"training needs the train extra: pip install 'solidcoder[train]' ({exc})") from None
+        config = OrmTrainConfig(max_steps=steps, learning_rate=learning_rate)
+        pairs = run_train_orm(data, {p.id: p.statement for p in problems}, model, out, config)
+    except BadInput as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"trained an ORM on {pairs} pairs: {out}")
+
+
 # --- commands added by later work go above this line ---
 
 
