@@ -14,7 +14,8 @@ pytest.importorskip("trl")
 from tiny_models import tiny_reward_model, tiny_tokenizer  # noqa: E402
 
 ROWS = [
-    {"problem_id": "add", "statement": "Add two numbers.", "code": "def add(a, b):\n    return a + b", "correct": True},
+    {"problem_id": "add", "statement": "Add two numbers.", "code": "def add(a, b):\n    return a + b",
+     "correct": True},
     {"problem_id": "add", "statement": "Add two numbers.", "code": "def add(a, b):\n    return b + a", "correct": True},
     {"problem_id": "add", "statement": "Add two numbers.", "code": "def add(a, b):\n    return a - b", "correct": False},
     {"problem_id": "add", "statement": "Add two numbers.", "code": "def add(a, b)\n    return a", "correct": False},
