@@ -13,12 +13,12 @@ pytest.importorskip("trl")
 
 from tiny_models import tiny_reward_model, tiny_tokenizer  # noqa: E402
 
+ADD = "Add two numbers."
 ROWS = [
-    {"problem_id": "add", "statement": "Add two numbers.", "code": "def add(a, b):\n    return a + b",
-     "correct": True},
-    {"problem_id": "add", "statement": "Add two numbers.", "code": "def add(a, b):\n    return b + a", "correct": True},
-    {"problem_id": "add", "statement": "Add two numbers.", "code": "def add(a, b):\n    return a - b", "correct": False},
-    {"problem_id": "add", "statement": "Add two numbers.", "code": "def add(a, b)\n    return a", "correct": False},
+    {"problem_id": "add", "statement": ADD, "code": "def add(a, b):\n    return a + b", "correct": True},
+    {"problem_id": "add", "statement": ADD, "code": "def add(a, b):\n    return b + a", "correct": True},
+    {"problem_id": "add", "statement": ADD, "code": "def add(a, b):\n    return a - b", "correct": False},
+    {"problem_id": "add", "statement": ADD, "code": "def add(a, b)\n    return a", "correct": False},
     {"problem_id": "neg", "statement": "Negate.", "code": "def neg(a):\n    return -a", "correct": True},
     {"problem_id": "one", "statement": "Only wrong.", "code": "def f():\n    return 0", "correct": False},
 ]
