@@ -134,15 +134,18 @@ def _break_assumption(run: Run, current: Evaluation, round_no: int) -> Evaluatio
 def _debug(run: Run, current: Evaluation, extra: SuiteTest | None,
            mental: tuple[Outcome, str] | None = None) -> Evaluation:
     """Debug rounds until green or this plan's rounds run out; a fix that regresses any test is rejected."""
-    tests = run.suite.with_extra(extra)
+    tests, rejected = run.suite.with_extra(extra), 0
     while (mental or not current.green) and run.rounds_left > 0:
         run.rounds_left -= 1
-        failure, trace = mental if mental else (current.failures()[0], None)
+        failures = current.failures()  # after a rejected fix, the next round shows the next failing test
+        failure, trace = mental if mental else (failures[rejected % len(failures)], None)
         fix = run.live.evaluate(run.debugger.fix(current.code, failure, trace), tests)
         decision = decide_fix(current, fix, require_progress=mental is None)
         run.record_fix(fix, decision)
         if decision.accepted:
-            current, mental = fix, None
+            current, mental, rejected = fix, None, 0
+        else:
+            rejected += 1
     return current
 
 

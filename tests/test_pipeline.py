@@ -209,3 +209,10 @@ def test_a_generated_test_cannot_shadow_the_candidate(router, model, sandbox_poo
     result = solve(ADD, model, sandbox_pool, config(tmp_path))
     assert result.verified and result.debug_rounds == 1  # the test ran against the capped candidate, not its copy
     assert [t["source"] for t in result.accumulated_tests] == ["assert add(100, 1) == 101\n"]
+
+
+def test_after_a_rejected_fix_the_next_round_shows_the_next_failing_test(router, model, sandbox_pool, tmp_path):
+    router.queue("code", WRONG_ADD).queue("debug", WRONG_ADD)
+    result = solve(ADD, model, sandbox_pool, config(tmp_path, debug_rounds=2))
+    assert result.verified and result.debug_rounds == 2
+    assert "add(1, 2)" in router.prompt("debug", 0) and "add(-1, 1) == 0" in router.prompt("debug", 1)
