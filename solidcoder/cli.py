@@ -171,6 +171,7 @@ def solve(
     debug_rounds: Annotated[int, typer.Option("--debug-rounds", min=0, help="Debug rounds per plan (d).")] = 5,
     oracle_rounds: Annotated[int, typer.Option("--oracle-rounds", min=0, help="Oracle rounds per plan (a).")] = 3,
     candidates: Annotated[int, typer.Option("--candidates", min=1, help="Code candidates per plan (K).")] = 3,
+    samples: Annotated[int, typer.Option("--samples", min=0, help="Prune-then-rank N samples first.")] = 0,
     no_shift_left: Annotated[bool, typer.Option("--no-shift-left", help="Plan without edge-case analysis.")] = False,
     no_sim: Annotated[bool, typer.Option("--no-sim", help="No intermediate simulation.")] = False,
     no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Generated tests check crashes only.")] = False,
@@ -191,7 +192,7 @@ def solve(
                          defensive=not no_defensive, max_tokens=max_tokens, run_dir=run_dir)
     choice = ModelChoice(model or [], api_base, api_key, gguf, max_calls, max_total_tokens, max_cost)
     try:
-        code = run_solve(load_input(problem, stdio, function, tests), config, choice, out, prompts)
+        code = run_solve(load_input(problem, stdio, function, tests), config, choice, out, prompts, samples)
     except BadInput as exc:
         raise _fail(str(exc)) from None
     raise typer.Exit(code)

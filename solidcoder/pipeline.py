@@ -46,6 +46,7 @@ class SolveConfig:
     candidate_temperature: float = 0.8
     max_tokens: int | None = None
     run_dir: Path | None = None
+    seed_code: str | None = None  # a program chosen beforehand (solve --samples): the first plan's first candidate
 
 
 @dataclass

@@ -86,7 +86,7 @@ def build_models(choice: ModelChoice):
 
 
 def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, out: Path | None = None,
-              prompts_dir: Path | None = None) -> int:
+              prompts_dir: Path | None = None, samples: int = 0) -> int:
     """Solve `problem` and report; returns the exit code."""
     from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
     from solidcoder.prompting import PromptLibrary
@@ -100,10 +100,26 @@ def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, out: P
         config.run_dir = Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
     console = Console(stderr=True)
     with SandboxPool(SandboxConfig(workers=2)) as pool:
+        if samples > 0:
+            config.seed_code = _sampled_seed(problem, models, pool, prompts, samples, config, console)
         result = solve(problem, models, pool, config, prompts=prompts, on_event=_progress(console))
     _write_program(result, out)
     _print_summary(console, result, config.run_dir)
     return EXIT_CODES[result.status]
+
+
+def _sampled_seed(problem, models, pool, prompts, samples: int, config: SolveConfig, console) -> str | None:
+    """Prune-then-rank `samples` programs; the best one seeds the loop (None when every sample was pruned)."""
+    from solidcoder.verify.select import sample_then_rank
+
+    sampled = sample_then_rank(problem, models, pool, prompts, samples, config.candidate_temperature,
+                               config.max_tokens)
+    ranking = sampled.ranking
+    pruned = ", ".join(f"{name} -{count}" for name, count in ranking.pruned.items())
+    console.print(f"[bold cyan]{'samples':>14}[/] {samples} sampled ({sampled.prompt_tokens}+"
+                  f"{sampled.completion_tokens} tokens, not in the loop's usage); pruned {pruned}; "
+                  f"{len(ranking.ranked)} distinct survivors", highlight=False)
+    return ranking.best.code if ranking.best else None
 
 
 def check_stage_templates(prompts) -> None:

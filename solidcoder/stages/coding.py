@@ -21,6 +21,7 @@ from solidcoder.stages.protocols import Executor, SimulationStage
 class CodingConfig:
     candidates: int = 3
     temperature: float = 0.8
+    seed: str | None = None  # used as the very first candidate instead of a model call, once
 
 
 class Coder:
@@ -30,15 +31,22 @@ class Coder:
                  on_candidate: Callable[[Evaluation], None] | None = None):
         self.ctx, self.config, self.live, self.simulator = ctx, config, live, simulator
         self.on_candidate = on_candidate or (lambda _evaluation: None)
+        self._seed = config.seed
 
     def write(self, plan: str, temperature: float | None) -> str:
         reply = self.ctx.ask("code", "coder", "stages/code", temperature, plan=plan, **self.ctx.common)
         return extract_code(reply)
 
+    def _draw(self, plan: str, i: int) -> str:
+        if self._seed is not None:  # a program chosen by prune-then-rank before the loop: no model call
+            code, self._seed = self._seed, None
+            return code
+        return self.write(plan, None if i == 0 else self.config.temperature)
+
     def best(self, plan: str, tests: list[SuiteTest]) -> Evaluation:
         ranked: list[tuple[int, bool, int, Evaluation]] = []
         for i in range(max(1, self.config.candidates)):
-            code = self.write(plan, None if i == 0 else self.config.temperature)
+            code = self._draw(plan, i)
             evaluation = self.live.evaluate(code, tests)
             self.on_candidate(evaluation)
             sim_ok = self.simulator.passes(code) if self.simulator and evaluation.green else None

@@ -42,7 +42,7 @@ class Run:
         self.live: Executor = LiveExecutor(pool, problem)
         self.simulator: SimulationStage = Simulator(self.ctx)
         self.planner: PlanStage = Planner(self.ctx, PlanningConfig(config.shift_left, True, config.replan_temperature))
-        coding = CodingConfig(config.candidates, config.candidate_temperature)
+        coding = CodingConfig(config.candidates, config.candidate_temperature, config.seed_code)
         simulator = self.simulator if config.simulation else None
         self.coder: CodeStage = Coder(self.ctx, coding, self.live, simulator, self.consider)
         self.oracle: OracleStage = Oracle(self.ctx, OracleConfig(crash_only=not config.oracle))

@@ -1,0 +1,47 @@
+"""`solve --samples N`: sample N programs, prune them with the weak verifiers, and rank the survivors.
+
+The top-ranked program becomes the first candidate of the S.O.L.I.D. loop, which still executes it on the
+public tests and red-teams it before calling it verified: sampling picks a strong start, execution decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solidcoder.execution.judge import Judge
+from solidcoder.execution.sandbox import SandboxPool
+from solidcoder.problem import Problem
+from solidcoder.prompting import PromptLibrary
+from solidcoder.stages.base import Roles, extract_code
+from solidcoder.verify.rank import MajorityScorer, RankResult, prune_then_rank
+from solidcoder.verify.weak import make_verifier
+
+FILTERS = ("syntax", "lint", "tests:3")
+
+
+@dataclass
+class Sampled:
+    """The ranking and what the sampling cost."""
+
+    ranking: RankResult
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def sample_then_rank(problem: Problem, models, pool: SandboxPool, prompts: PromptLibrary, samples: int,
+                     temperature: float = 0.8, max_tokens: int | None = None) -> Sampled:
+    """Draw `samples` programs from the coder model (Direct prompt) and prune-then-rank them."""
+    model = Roles(models).for_role("coder")
+    messages = prompts.messages("strategies/direct", problem=problem.statement, language="Python 3",
+                                io_mode="call" if problem.kind == "call" else "stdin",
+                                entry_point=problem.entry_point or "")
+    programs, prompt_tokens, completion_tokens = [], 0, 0
+    for _ in range(samples):
+        reply = model.complete(messages, temperature=temperature, max_tokens=max_tokens)
+        programs.append(extract_code(reply.text))
+        prompt_tokens += reply.prompt_tokens
+        completion_tokens += reply.completion_tokens
+    judge = Judge(pool)
+    ranking = prune_then_rank(problem, programs, [make_verifier(f, judge) for f in FILTERS], MajorityScorer(judge))
+    return Sampled(ranking, samples, prompt_tokens, completion_tokens)
