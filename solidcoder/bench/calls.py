@@ -15,7 +15,7 @@ import threading
 from dataclasses import asdict, dataclass
 
 from solidcoder.bench.store import ResultStore
-from solidcoder.models.base import BudgetExceeded, Completion, Message, Model
+from solidcoder.models.base import BudgetExceeded, Completion, Message, Model, ModelError
 
 
 class ProblemBudgetExceeded(BudgetExceeded):
@@ -46,6 +46,7 @@ class Limiter:
     def __init__(self, n: int):
         self.n = n
         self.threads = threading.BoundedSemaphore(n)
+        self.stopping = threading.Event()  # set on Ctrl-C: sync strategies in threads stop at their next call
         self._async: asyncio.Semaphore | None = None
 
     @property
@@ -102,6 +103,8 @@ class RecordingModel:
         call_id = self._call_id(messages, temperature, max_tokens)
         if (cached := self._replay(call_id)) is not None:
             return cached
+        if self.limiter.stopping.is_set():
+            raise ModelError("the bench run was interrupted")
         with self.limiter.threads:
             completion = self.model.complete(messages, temperature=temperature, max_tokens=max_tokens)
         return self._keep(call_id, completion)

@@ -79,7 +79,11 @@ class BenchRunner:
     async def run(self) -> RunTotals:
         # Twice as many units as call slots, so one unit's sandbox time overlaps another's model call.
         gate = asyncio.Semaphore(max(2 * self.concurrency, 2))
-        await asyncio.gather(*(self._gated(gate, item, s) for item, s in self.pending()))
+        try:
+            await asyncio.gather(*(self._gated(gate, item, s) for item, s in self.pending()))
+        except asyncio.CancelledError:  # Ctrl-C: strategies running in threads stop at their next model call
+            self.limiter.stopping.set()
+            raise
         return self.totals
 
     async def _gated(self, gate: asyncio.Semaphore, item: Any, sample: int) -> None:
