@@ -59,6 +59,11 @@ class Received:
     at: float
 
 
+class _Listener(ThreadingHTTPServer):
+    # http.server's default backlog of 5 drops connections when dozens of concurrent clients connect at once.
+    request_queue_size = 128
+
+
 class ScriptedServer:
     """Start with `start()` (or use as a context manager); `url` is the base URL ending in /v1."""
 
@@ -70,7 +75,7 @@ class ScriptedServer:
         self._queue: deque[Action] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _Listener(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 
@@ -132,6 +137,7 @@ def _completion_body(server: ScriptedServer, action: Action, request: dict[str, 
 def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
         def log_message(self, *args: object) -> None:  # keep test output quiet
             pass
