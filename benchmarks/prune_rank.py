@@ -26,7 +26,7 @@ from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import SandboxPool
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
-from solidcoder.strategies.base import extract_code
+from solidcoder.stages.base import extract_code
 from solidcoder.verify.orm import OrmScorer, OrmTrainConfig, build_pairs, train_orm
 from solidcoder.verify.rank import MajorityScorer
 from solidcoder.verify.table import correctness, format_table, rank_table

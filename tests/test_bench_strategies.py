@@ -16,8 +16,8 @@ from solidcoder.models.factory import ModelOptions, make_model
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import PromptLibrary
+from solidcoder.stages.base import extract_code
 from solidcoder.strategies import make_strategy
-from solidcoder.strategies.base import extract_code
 from solidcoder.strategies.multi import CodeSim, CodeSimSettings, MapCoder, MapCoderSettings, recalled_examples
 
 ADD = Problem(id="add", kind="call", statement="Write add(a, b) returning a + b.", entry_point="add",
@@ -36,10 +36,11 @@ def run(server, strategy, sandbox_pool, tmp_path, problems=(ADD,)):
     return read_rows(tmp_path / "run" / "results.jsonl"), read_rows(tmp_path / "run" / "errors.jsonl")
 
 
-def test_extract_code_prefers_the_last_code_block():
+def test_strategies_read_replies_like_the_pipeline():
     text = "Plan:\n```text\n1. add\n```\nCode:\n```python\ndef f():\n    return 1\n```\nDone."
     assert extract_code(text) == "def f():\n    return 1\n"
-    assert extract_code("def g(): pass") == "def g(): pass"
+    assert extract_code("def g(): pass") == "def g(): pass\n"
+    assert extract_code("no code here at all") == ""
 
 
 def test_recalled_examples_split_and_carry_the_tutorial():

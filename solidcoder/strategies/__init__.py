@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 from solidcoder.errors import BadInput
-from solidcoder.strategies.base import Attempt, SolveContext, Strategy, extract_code
+from solidcoder.stages.base import extract_code  # baselines and the pipeline read replies alike
+from solidcoder.strategies.base import Attempt, SolveContext, Strategy
 
 ONE_CALL = ("direct", "cot", "self_planning", "analogical")
 STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder")  # plus solidcoder_no_<part> ablations

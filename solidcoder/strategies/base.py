@@ -8,7 +8,6 @@ infrastructure errors, never as wrong answers.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,7 +19,6 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 
 LANGUAGE = "Python 3"
-_FENCE = re.compile(r"```[A-Za-z0-9_+-]*[^\n]*\n(.*?)```", re.DOTALL)
 
 
 @dataclass
@@ -71,15 +69,6 @@ async def ask(ctx: SolveContext, template: str, **variables: str) -> str:
     messages = ctx.prompts.messages(template, **variables)
     completion = await ctx.model.acomplete(messages, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
     return completion.text
-
-
-def extract_code(text: str) -> str:
-    """The last fenced block that mentions Python code (else the last block, else the whole reply)."""
-    blocks = [b for b in _FENCE.findall(text) if b.strip()]
-    if not blocks:
-        return text.strip()
-    with_def = [b for b in blocks if "def " in b or "print(" in b or "input(" in b]
-    return (with_def or blocks)[-1].strip() + "\n"
 
 
 def test_report(problem: Problem, report: JudgeReport, limit: int = 3) -> str:

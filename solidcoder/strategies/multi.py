@@ -14,7 +14,8 @@ from typing import Any
 
 from solidcoder.bench.calls import ProblemBudgetExceeded
 from solidcoder.problem import Problem
-from solidcoder.strategies.base import LANGUAGE, Attempt, SolveContext, ask, common_variables, extract_code, test_report
+from solidcoder.stages.base import extract_code
+from solidcoder.strategies.base import LANGUAGE, Attempt, SolveContext, ask, common_variables, test_report
 
 _CONFIDENCE = re.compile(r"CONFIDENCE:\s*(\d+)")
 _RECALLED = re.compile(r"^#+\s*Problem\s*\d+\s*$", re.MULTILINE | re.IGNORECASE)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from solidcoder.problem import Problem
-from solidcoder.strategies.base import Attempt, SolveContext, ask, common_variables, extract_code
+from solidcoder.stages.base import extract_code
+from solidcoder.strategies.base import Attempt, SolveContext, ask, common_variables
 
 
 class OneCallStrategy:
