@@ -58,3 +58,25 @@ def shared_data() -> Path:
 
 
 # --- end of execution core fixtures ----------------------------------------------------------------------------
+
+
+# --- pipeline fixtures (issue 4) --------------------------------------------------------------------------------
+@pytest.fixture
+def router(scripted_server):
+    """Scripted replies by pipeline stage (see stage_router.py)."""
+    from stage_router import StageRouter
+
+    return StageRouter(scripted_server)
+
+
+@pytest.fixture
+def model(scripted_server):
+    """A real OpenAI-compatible client on the scripted server, with fast retries."""
+    from solidcoder.models.factory import ModelOptions, make_model
+    from solidcoder.models.retry import RetryPolicy
+
+    policy = RetryPolicy(attempts=3, base_wait_s=0.01, max_wait_s=0.05, timeout_s=20)
+    return make_model("openai/scripted-model", ModelOptions(api_base=scripted_server.url, policy=policy))
+
+
+# --- end of pipeline fixtures -----------------------------------------------------------------------------------

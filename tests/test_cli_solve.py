@@ -10,17 +10,12 @@ from pathlib import Path
 
 import pytest
 from scripted_server import status
-from stage_router import StageRouter
 from test_pipeline import WRONG_ADD
 
 REPO = Path(__file__).resolve().parents[1]
 ADD_TXT = "Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n>>> add(-1, 1)\n0\n"
 FAST = ["--plans", "1", "--debug-rounds", "1", "--oracle-rounds", "1", "--candidates", "1"]
 
-
-@pytest.fixture
-def router(scripted_server):
-    return StageRouter(scripted_server)
 
 
 @pytest.fixture

@@ -7,12 +7,9 @@ import asyncio
 import json
 from dataclasses import replace
 
-import pytest
-from stage_router import CORRECT_ADD, StageRouter
+from stage_router import CORRECT_ADD
 
 from solidcoder.models.base import Budget
-from solidcoder.models.factory import ModelOptions, make_model
-from solidcoder.models.retry import RetryPolicy
 from solidcoder.pipeline import SolveConfig, asolve, solve
 from solidcoder.problem import Problem, TestCase
 
@@ -29,16 +26,6 @@ SUM_OK = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 SUM_ORACLE = ("Weak assumption: large a.\n```input\n100 1\n```\n```python\ndef check(stdin, stdout):\n"
               "    a, b = map(int, stdin.split())\n    assert int(stdout) == a + b, 'not the sum'\n```")
 
-
-@pytest.fixture
-def router(scripted_server):
-    return StageRouter(scripted_server)
-
-
-@pytest.fixture
-def model(scripted_server):
-    policy = RetryPolicy(attempts=3, base_wait_s=0.01, max_wait_s=0.05, timeout_s=20)
-    return make_model("openai/scripted-model", ModelOptions(api_base=scripted_server.url, policy=policy))
 
 
 def config(tmp_path, **changes) -> SolveConfig:

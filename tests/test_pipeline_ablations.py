@@ -5,27 +5,13 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from scripted_server import status
-from stage_router import StageRouter
 from test_pipeline import ADD, CAPPED_ADD, SUM, SUM_CAPPED, SUM_OK, SUM_ORACLE, config
 
-from solidcoder.models.factory import ModelOptions, make_model
-from solidcoder.models.retry import RetryPolicy
 from solidcoder.pipeline import solve
 
 BREAKING = "```python\nassert add(100, 1) == 101, 'cap'\n```"
 
-
-@pytest.fixture
-def router(scripted_server):
-    return StageRouter(scripted_server)
-
-
-@pytest.fixture
-def model(scripted_server):
-    policy = RetryPolicy(attempts=3, base_wait_s=0.01, max_wait_s=0.05, timeout_s=20)
-    return make_model("openai/scripted-model", ModelOptions(api_base=scripted_server.url, policy=policy))
 
 
 def steps(tmp_path) -> list[dict]:
