@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -42,11 +43,20 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def observed() -> dict:
+def observed(tmp_path_factory) -> dict:
     if not (Path(SYSTEM_PYTHON).exists() and shutil.which("setpriv")):
         pytest.skip("needs /usr/bin/python3 and setpriv to start the pool as an ordinary user")
-    command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", SYSTEM_PYTHON, "-c", SCRIPT, str(REPO)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd="/")
+    # A copy nobody can read, wherever the checkout lives (a private temp dir, root's home...).
+    readable = Path(tempfile.mkdtemp(prefix="solidcoder-nobody-", dir="/var/tmp"))
+    shutil.copytree(REPO / "solidcoder", readable / "solidcoder", ignore=shutil.ignore_patterns("__pycache__"))
+    for path in [readable, *readable.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", SYSTEM_PYTHON, "-c", SCRIPT,
+               str(readable)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd="/")
+    finally:
+        shutil.rmtree(readable, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
