@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 from solidcoder.bench.store import ResultStore
 from solidcoder.models.base import BudgetExceeded, Completion, Message, Model, ModelError
+from solidcoder.trajectory import Usage as RunUsage
 
 
 class ProblemBudgetExceeded(BudgetExceeded):
@@ -23,20 +24,15 @@ class ProblemBudgetExceeded(BudgetExceeded):
 
 
 @dataclass
-class Usage:
-    calls: int = 0
+class Usage(RunUsage):
+    """A run's usage plus what the bench also reports: calls replayed from calls.jsonl and model time."""
+
     replayed: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
     model_s: float = 0.0
 
-    def add(self, completion: Completion, replayed: bool) -> None:
-        self.calls += 1
+    def add(self, completion: Completion, replayed: bool = False) -> None:
+        super().add(completion)
         self.replayed += replayed
-        self.prompt_tokens += completion.prompt_tokens
-        self.completion_tokens += completion.completion_tokens
-        self.cost_usd += completion.cost_usd
         self.model_s += completion.latency_s
 
 
