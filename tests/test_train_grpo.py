@@ -14,43 +14,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("trl")
 
-from tiny_models import tiny_qwen2_config  # noqa: E402
+from tiny_models import PROGRAMS, program_tokenizer, tiny_policy  # noqa: E402
 
 from solidcoder.problem import Problem, TestCase, dump_problems  # noqa: E402
-
-PROGRAMS = [
-    "```python\ndef add(a, b):\n    return a + b\n```",
-    "```python\ndef add(a, b):\n    diff = a - b\n    return diff\n```",
-    "```python\ndef add(a, b):\n    acc = 0\n    for i in range(b):\n        acc += i\n    return acc\n```",
-    "```python\ndef add(a, b):\n    big = a * b\n    return big\n```",
-    "```python\ndef add(a, b):\n    return a / 0\n```",
-]
-CHAT = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
-        "{% if add_generation_prompt %}<|assistant|>{% endif %}")
-
-
-def program_tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    words = ["<unk>", "<pad>", "<|end|>", "Program", "input", "add", "a", "b", "return", "def"]
-    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", pad_token="<pad>",
-                                        eos_token="<|end|>", padding_side="left")
-    tokenizer.add_special_tokens({"additional_special_tokens": ["<|system|>", "<|user|>", "<|assistant|>"]})
-    tokenizer.add_tokens(PROGRAMS)
-    tokenizer.chat_template = CHAT
-    return tokenizer
-
-
-def tiny_policy(tokenizer):
-    import torch
-    from transformers import Qwen2ForCausalLM
-
-    torch.manual_seed(0)
-    config = tiny_qwen2_config(len(tokenizer), pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
-    return Qwen2ForCausalLM(config)
 
 
 def problems() -> list[Problem]:

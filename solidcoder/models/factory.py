@@ -3,6 +3,7 @@
 Spec rules:
   none / "local"                 -> embedded llama.cpp with a GGUF found by `llamacpp.find_gguf`
   "PATH.gguf"                    -> embedded llama.cpp with that file
+  "hf:NAME" / a checkpoint DIR   -> transformers in-process (a trained model: `OUT/final` of `train coderl+`)
   "openai/NAME" + api_base       -> OpenAI-compatible client (vLLM, llama.cpp server, Ollama's /v1)
   anything else (+ api_base)     -> litellm ("gpt-4o-mini", "anthropic/claude-3-5-sonnet-latest", ...)
 """
@@ -16,6 +17,7 @@ from solidcoder.errors import BadInput
 from solidcoder.models.base import Budget, Model
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import SettingsTable, load_settings
+from solidcoder.models.transformers_backend import is_transformers_spec
 
 DEFAULT_ROLE = "default"
 
@@ -43,6 +45,10 @@ def make_model(spec: str | None, options: ModelOptions | None = None) -> Model:
     if not spec or spec == "local" or spec.endswith(".gguf"):
         return _embedded(Path(spec) if spec and spec.endswith(".gguf") else options.gguf, options)
     settings = options.table().get(spec)
+    if Path(spec).is_dir() and not is_transformers_spec(spec):
+        raise BadInput(f"--model {spec}: a directory, but not a transformers checkpoint (no config.json)")
+    if is_transformers_spec(spec):
+        return _transformers(spec, settings, options)
     if spec.startswith("openai/") and options.api_base:
         from solidcoder.models.openai_compat import OpenAICompatModel
 
@@ -61,6 +67,17 @@ def _embedded(gguf: Path | None, options: ModelOptions) -> Model:
     # In-process calls have no transient failures worth retrying.
     policy = RetryPolicy(attempts=1, timeout_s=options.policy.timeout_s)
     return LlamaCppModel(path, options.table().get(path.stem), policy, options.budget)
+
+
+def _transformers(spec: str, settings, options: ModelOptions) -> Model:
+    from solidcoder.models.transformers_backend import TransformersModel
+
+    try:
+        import transformers  # noqa: F401 - fail now, with install advice, rather than at the first call
+    except ImportError:
+        raise BadInput(f"--model {spec}: a transformers checkpoint needs pip install 'solidcoder[train]'") from None
+    policy = RetryPolicy(attempts=1, timeout_s=options.policy.timeout_s)
+    return TransformersModel(spec, settings, policy, options.budget)
 
 
 def parse_role_specs(values: list[str]) -> dict[str, str]:
