@@ -22,6 +22,7 @@ from solidcoder.pipeline import SolveConfig, SolveResult, solve
 from solidcoder.problem import Problem, TestCase, load_problem
 from solidcoder.stages.base import Event
 from solidcoder.textproblem import read_problem_text
+from solidcoder.trajectory import Usage
 
 EXIT_CODES = {"verified": 0, "unverified": 1, "infrastructure_error": 3}
 
@@ -99,16 +100,18 @@ def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, out: P
     if config.run_dir is None:
         config.run_dir = Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
     console = Console(stderr=True)
+    sampling = Usage()
     with SandboxPool(SandboxConfig(workers=2)) as pool:
         if samples > 0:
-            config.seed_code = _sampled_seed(problem, models, pool, prompts, samples, config, console)
+            config.seed_code, sampling = _sampled_seed(problem, models, pool, prompts, samples, config, console)
         result = solve(problem, models, pool, config, prompts=prompts, on_event=_progress(console))
     _write_program(result, out)
-    _print_summary(console, result, config.run_dir)
+    _print_summary(console, result, config.run_dir, sampling)
     return EXIT_CODES[result.status]
 
 
-def _sampled_seed(problem, models, pool, prompts, samples: int, config: SolveConfig, console) -> str | None:
+def _sampled_seed(problem, models, pool, prompts, samples: int, config: SolveConfig,
+                  console) -> tuple[str | None, Usage]:
     """Prune-then-rank `samples` programs; the best one seeds the loop (None when every sample was pruned)."""
     from solidcoder.verify.select import sample_then_rank
 
@@ -116,10 +119,10 @@ def _sampled_seed(problem, models, pool, prompts, samples: int, config: SolveCon
                                config.max_tokens)
     ranking = sampled.ranking
     pruned = ", ".join(f"{name} -{count}" for name, count in ranking.pruned.items())
-    console.print(f"[bold cyan]{'samples':>14}[/] {samples} sampled ({sampled.prompt_tokens}+"
-                  f"{sampled.completion_tokens} tokens, not in the loop's usage); pruned {pruned}; "
+    console.print(f"[bold cyan]{'samples':>14}[/] {samples} sampled ({sampled.usage.prompt_tokens}+"
+                  f"{sampled.usage.completion_tokens} tokens); pruned {pruned}; "
                   f"{len(ranking.ranked)} distinct survivors", highlight=False)
-    return ranking.best.code if ranking.best else None
+    return (ranking.best.code if ranking.best else None), sampled.usage
 
 
 def check_stage_templates(prompts) -> None:
@@ -148,12 +151,16 @@ def _write_program(result: SolveResult, out: Path | None) -> None:
     os.replace(tmp, out)
 
 
-def _print_summary(console: Console, result: SolveResult, run_dir: Path) -> None:
+def _print_summary(console: Console, result: SolveResult, run_dir: Path, sampling: Usage) -> None:
+    """The outcome and what it cost; `sampling` (solve --samples) is counted in the totals and shown apart."""
     style = {"verified": "green", "unverified": "yellow"}.get(result.status, "red")
     table = Table(title=f"[{style}]{result.status}[/]: {result.reason}", show_header=False)
-    usage = result.usage
+    loop = result.usage
+    usage = Usage(loop.calls + sampling.calls, loop.prompt_tokens + sampling.prompt_tokens,
+                  loop.completion_tokens + sampling.completion_tokens, loop.cost_usd + sampling.cost_usd)
+    calls = f"{usage.calls} ({sampling.calls} of them sampling)" if sampling.calls else usage.calls
     rows = [("plans used", result.plans_used), ("debug rounds", result.debug_rounds),
-            ("accumulated tests", len(result.accumulated_tests)), ("model calls", usage.calls),
+            ("accumulated tests", len(result.accumulated_tests)), ("model calls", calls),
             ("tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"),
             ("cost", f"${usage.cost_usd:.4f}"), ("time", f"{result.elapsed_s:.1f} s"),
             ("trajectory", str(run_dir / "trajectory.json"))]

@@ -24,3 +24,5 @@ def test_samples_are_pruned_ranked_and_the_best_seeds_the_loop(scripted_server, 
     assert len(code_calls) == 4  # the seed passed, so the loop drew no candidate of its own
     trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
     assert trajectory["outcome"]["verified"] and "a + b" in done.stdout
+    calls = len(scripted_server.chat_requests())  # the summary counts every call made, sampling included
+    assert f"model calls │ {calls} (4 of them sampling)" in progress

@@ -13,6 +13,7 @@ from solidcoder.execution.sandbox import SandboxPool
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.base import Roles, extract_code
+from solidcoder.trajectory import Usage
 from solidcoder.verify.rank import MajorityScorer, RankResult, prune_then_rank
 from solidcoder.verify.weak import make_verifier
 
@@ -24,9 +25,7 @@ class Sampled:
     """The ranking and what the sampling cost."""
 
     ranking: RankResult
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
+    usage: Usage
 
 
 def sample_then_rank(problem: Problem, models, pool: SandboxPool, prompts: PromptLibrary, samples: int,
@@ -36,12 +35,11 @@ def sample_then_rank(problem: Problem, models, pool: SandboxPool, prompts: Promp
     messages = prompts.messages("strategies/direct", problem=problem.statement, language="Python 3",
                                 io_mode="call" if problem.kind == "call" else "stdin",
                                 entry_point=problem.entry_point or "")
-    programs, prompt_tokens, completion_tokens = [], 0, 0
+    programs, usage = [], Usage()
     for _ in range(samples):
         reply = model.complete(messages, temperature=temperature, max_tokens=max_tokens)
         programs.append(extract_code(reply.text))
-        prompt_tokens += reply.prompt_tokens
-        completion_tokens += reply.completion_tokens
+        usage.add(reply)
     judge = Judge(pool)
     ranking = prune_then_rank(problem, programs, [make_verifier(f, judge) for f in FILTERS], MajorityScorer(judge))
-    return Sampled(ranking, samples, prompt_tokens, completion_tokens)
+    return Sampled(ranking, usage)
