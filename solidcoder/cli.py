@@ -204,7 +204,9 @@ def bench(
                                          "cruxeval, cruxeval-vars.")],
     strategy: Annotated[str, typer.Option("--strategy", help="direct, cot, self_planning, analogical, mapcoder, "
                                           "codesim, solidcoder.")] = "direct",
-    model: Annotated[str, typer.Option("--model", help="Model spec, e.g. openai/NAME with --api-base.")] = "local",
+    model: Annotated[list[str] | None, typer.Option("--model", help="[ROLE=]MODEL, repeatable: a spec such as "
+                                                    "openai/NAME with --api-base; ROLE=MODEL for a pipeline role.")]
+    = None,
     api_base: Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL.")] = None,
     run_dir: Annotated[Path, typer.Option("--run-dir", help="Where results go; rerun to resume.")] = Path("runs/bench"),
     data_file: Annotated[Path | None, typer.Option("--data-file", help="Local dataset file (offline).")] = None,
@@ -225,10 +227,13 @@ def bench(
     """Run a strategy on a benchmark, concurrently and resumably; rerun the same command to resume."""
     from solidcoder.bench.command import BenchOptions, run_bench
     from solidcoder.datasets import DataOptions
+    from solidcoder.models.factory import DEFAULT_ROLE, parse_role_specs
 
-    opts = BenchOptions(dataset, strategy, model, run_dir, api_base, None, DataOptions(data_file, limit, ids, subset),
-                        concurrency, samples, temperature, max_tokens, prompts, workers, retries, label, max_calls)
     try:
+        roles = parse_role_specs(model or [])
+        opts = BenchOptions(dataset, strategy, roles.pop(DEFAULT_ROLE, "local"), run_dir, api_base, None,
+                            DataOptions(data_file, limit, ids, subset), concurrency, samples, temperature, max_tokens,
+                            prompts, workers, retries, label, max_calls, roles)
         run_bench(opts, typer.echo)
     except BadInput as exc:
         raise _fail(str(exc)) from None

@@ -80,10 +80,13 @@ def read_tests(path: Path, kind: str) -> list[TestCase]:
 def build_models(choice: ModelChoice):
     from solidcoder.models.base import Budget, BudgetConfig
     from solidcoder.models.factory import ModelOptions, make_roster, parse_role_specs
+    from solidcoder.stages.run import check_roles
 
+    specs = parse_role_specs(choice.specs)
+    check_roles(specs)
     budget = Budget(BudgetConfig(choice.max_calls, choice.max_total_tokens, choice.max_cost_usd))
     options = ModelOptions(api_base=choice.api_base, api_key=choice.api_key, gguf=choice.gguf, budget=budget)
-    return make_roster(parse_role_specs(choice.specs), options)
+    return make_roster(specs, options)
 
 
 def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, out: Path | None = None,

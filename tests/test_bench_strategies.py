@@ -14,7 +14,7 @@ from solidcoder.bench.tasks import CodeTask
 from solidcoder.errors import BadInput
 from solidcoder.models.factory import ModelOptions, make_model
 from solidcoder.models.retry import RetryPolicy
-from solidcoder.problem import Problem, TestCase
+from solidcoder.problem import Problem, TestCase, dump_problems
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.base import extract_code
 from solidcoder.strategies import make_strategy
@@ -134,3 +134,41 @@ def test_max_calls_in_the_pipeline_keeps_its_best_candidate(scripted_server, san
     StageRouter(scripted_server)
     totals, results, errors = run_capped(scripted_server, make_strategy("solidcoder"), sandbox_pool, tmp_path, 3)
     assert not errors and not totals.stopped and results[0]["calls"] == 3
+
+
+def test_bench_gives_pipeline_roles_their_own_models_and_resumes(scripted_server, tmp_path):
+    """`--model M --model judge=J`: judge prompts go to J, every other call to M; rows name both; rerun replays."""
+    from bench_support import run_cli
+    from stage_router import stage_of
+
+    StageRouter(scripted_server)
+    dump_problems([ADD], tmp_path / "add.jsonl")
+    args = ["python3", "-m", "solidcoder", "bench", "--dataset", "humaneval", "--data-file",
+            str(tmp_path / "add.jsonl"), "--strategy", "solidcoder", "--model", "openai/coder-model",
+            "--model", "judge=openai/judge-model", "--api-base", scripted_server.url,
+            "--run-dir", str(tmp_path / "run")]
+    done = run_cli(args)
+    assert done.returncode == 0, done.stderr
+    requests = scripted_server.chat_requests()
+    by_model = {(stage_of(r), r.body["model"]) for r in requests}
+    assert ("oracle_judge", "judge-model") in by_model and ("code", "coder-model") in by_model
+    assert all(model == "judge-model" for stage, model in by_model if stage == "oracle_judge")
+    assert all(model == "coder-model" for stage, model in by_model if stage != "oracle_judge")
+    row = read_rows(tmp_path / "run" / "results.jsonl")[0]
+    assert row["model"] == "openai/coder-model,judge=openai/judge-model" and row["calls"] == len(requests)
+    again = run_cli(args)
+    assert again.returncode == 0 and "0 of 1 units to run (1 already done)" in again.stdout
+    assert len(scripted_server.chat_requests()) == len(requests)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--model", "jduge=openai/x"], "unknown role; roles are planner"),
+    (["--model", "judge=openai/x", "--strategy", "cot"], "--strategy cot has none"),
+])
+def test_bench_role_models_bad_input(extra, message, tmp_path, shared_data):
+    from bench_support import run_cli
+
+    done = run_cli(["python3", "-m", "solidcoder", "bench", "--dataset", "humaneval", "--data-file",
+                    str(shared_data / "humaneval_with_sample_io.jsonl"), "--strategy", "solidcoder", *extra,
+                    "--run-dir", str(tmp_path / "run")])
+    assert done.returncode == 2 and message in done.stderr and not (tmp_path / "run").exists()

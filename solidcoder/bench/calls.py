@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 from solidcoder.bench.store import ResultStore
 from solidcoder.models.base import BudgetExceeded, Completion, Message, Model, ModelError
+from solidcoder.models.factory import DEFAULT_ROLE, ModelRoster
 from solidcoder.trajectory import Usage as RunUsage
 
 
@@ -53,23 +54,37 @@ class Limiter:
 
 
 class RecordingModel:
-    """Wraps the run's model for one (problem, sample) key."""
+    """Wraps the run's model (or its models by pipeline role, a `ModelRoster`) for one (problem, sample) key.
 
-    def __init__(self, model: Model, store: ResultStore, key: str, limiter: Limiter, max_calls: int | None = None):
-        self.model, self.store, self.key, self.limiter = model, store, key, limiter
+    Every role's calls share the problem's position counter, usage and `--max-calls` cap; `for_role` gives the
+    pipeline a recording view of that role's model.
+    """
+
+    def __init__(self, model: Model | ModelRoster, store: ResultStore, key: str, limiter: Limiter,
+                 max_calls: int | None = None):
+        self.roster = model if isinstance(model, ModelRoster) else None
+        self.model = model.for_role(DEFAULT_ROLE) if isinstance(model, ModelRoster) else model
+        self.store, self.key, self.limiter = store, key, limiter
         self.max_calls = max_calls
-        self.name = model.name
+        self.name = self.model.name
         self.usage = Usage()
         self._position = 0
         self._lock = threading.Lock()
 
-    def _call_id(self, messages: list[Message], temperature: float | None, max_tokens: int | None) -> str:
+    def for_role(self, role: str) -> RecordingModel | _RoleView:
+        model = self.roster.for_role(role) if self.roster is not None else self.model
+        return self if model is self.model else _RoleView(self, model)
+
+    def _call_id(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
+                 model: Model | None = None) -> str:
         with self._lock:
             if self.max_calls is not None and self._position >= self.max_calls:
                 raise ProblemBudgetExceeded(f"per-problem cap of {self.max_calls} model calls reached")
             self._position += 1
             position = self._position
-        request = json.dumps([[m.role, m.content] for m in messages] + [temperature, max_tokens])
+        # A role's own model is part of the request; the default model is left out so older logs still replay.
+        routed = [model.name] if model is not None and model is not self.model else []
+        request = json.dumps([[m.role, m.content] for m in messages] + [temperature, max_tokens] + routed)
         return f"{self.key}#{position}#{hashlib.sha256(request.encode()).hexdigest()[:16]}"
 
     def _replay(self, call_id: str) -> Completion | None:
@@ -86,21 +101,35 @@ class RecordingModel:
         return completion
 
     async def acomplete(self, messages: list[Message], *, temperature: float | None = None,
-                        max_tokens: int | None = None) -> Completion:
-        call_id = self._call_id(messages, temperature, max_tokens)
+                        max_tokens: int | None = None, model: Model | None = None) -> Completion:
+        call_id = self._call_id(messages, temperature, max_tokens, model)
         if (cached := self._replay(call_id)) is not None:
             return cached
         async with self.limiter.tasks:
-            completion = await self.model.acomplete(messages, temperature=temperature, max_tokens=max_tokens)
+            completion = await (model or self.model).acomplete(messages, temperature=temperature,
+                                                               max_tokens=max_tokens)
         return self._keep(call_id, completion)
 
     def complete(self, messages: list[Message], *, temperature: float | None = None,
-                 max_tokens: int | None = None) -> Completion:
-        call_id = self._call_id(messages, temperature, max_tokens)
+                 max_tokens: int | None = None, model: Model | None = None) -> Completion:
+        call_id = self._call_id(messages, temperature, max_tokens, model)
         if (cached := self._replay(call_id)) is not None:
             return cached
         if self.limiter.stopping.is_set():
             raise ModelError("the bench run was interrupted")
         with self.limiter.threads:
-            completion = self.model.complete(messages, temperature=temperature, max_tokens=max_tokens)
+            completion = (model or self.model).complete(messages, temperature=temperature, max_tokens=max_tokens)
         return self._keep(call_id, completion)
+
+
+class _RoleView:
+    """One role's model, recorded by the problem's `RecordingModel`."""
+
+    def __init__(self, recorder: RecordingModel, model: Model):
+        self.recorder, self.model, self.name = recorder, model, model.name
+
+    async def acomplete(self, messages: list[Message], **kwargs) -> Completion:
+        return await self.recorder.acomplete(messages, model=self.model, **kwargs)
+
+    def complete(self, messages: list[Message], **kwargs) -> Completion:
+        return self.recorder.complete(messages, model=self.model, **kwargs)

@@ -43,6 +43,12 @@ class BenchOptions:
     retries: int = 3
     label: str = ""
     max_calls: int | None = None  # per (problem, sample); the strategy answers with its best code when it is hit
+    role_models: dict[str, str] = field(default_factory=dict)  # pipeline role -> spec (--model ROLE=SPEC)
+
+    @property
+    def model_label(self) -> str:
+        """The model as rows and resume keys name it: the spec, then any `role=spec` in role order."""
+        return ",".join([self.model, *(f"{r}={s}" for r, s in sorted(self.role_models.items()))])
 
 
 def _check_flags(opts: BenchOptions) -> None:
@@ -55,8 +61,18 @@ def _check_flags(opts: BenchOptions) -> None:
         raise BadInput("--workers, --retries and --max-calls must be at least 1")
     if opts.temperature is not None and not 0 <= opts.temperature <= 2:
         raise BadInput(f"--temperature must be between 0 and 2, got {opts.temperature}")
+    if opts.role_models:
+        _check_roles(opts)
     if opts.run_dir.exists() and not opts.run_dir.is_dir():
         raise BadInput(f"--run-dir {opts.run_dir}: exists and is not a directory")
+
+
+def _check_roles(opts: BenchOptions) -> None:
+    from solidcoder.stages.run import check_roles
+
+    if not opts.strategy.startswith("solidcoder"):
+        raise BadInput(f"--model ROLE=MODEL sets a solidcoder pipeline role; --strategy {opts.strategy} has none")
+    check_roles(opts.role_models)
 
 
 def _prepare(opts: BenchOptions, prompts: PromptLibrary) -> tuple[list, object, list[str]]:
@@ -88,15 +104,19 @@ def config_hash(opts: BenchOptions, settings: dict, prompts: PromptLibrary) -> s
 
 def run_bench(opts: BenchOptions, echo: Echo = print) -> RunTotals:
     """Run (or resume) a benchmark; rows go to opts.run_dir as they finish."""
-    from solidcoder.models.factory import ModelOptions, make_model
+    from solidcoder.models.factory import DEFAULT_ROLE, ModelOptions, make_model, make_roster
     from solidcoder.models.retry import RetryPolicy
 
     _check_flags(opts)
     prompts = PromptLibrary.from_env(opts.prompts_dir)
     items, strategy, notes = _prepare(opts, prompts)
-    model = make_model(opts.model, ModelOptions(opts.api_base, opts.api_key, policy=RetryPolicy(attempts=opts.retries)))
+    options = ModelOptions(opts.api_base, opts.api_key, policy=RetryPolicy(attempts=opts.retries))
+    if opts.role_models:
+        model = make_roster({DEFAULT_ROLE: opts.model, **opts.role_models}, options)
+    else:
+        model = make_model(opts.model, options)
     settings = strategy.settings() if strategy is not None else {"task": TRACE_DATASETS[opts.dataset]}
-    spec = RunSpec(opts.dataset, opts.strategy, opts.model, config_hash(opts, settings, prompts), opts.samples)
+    spec = RunSpec(opts.dataset, opts.strategy, opts.model_label, config_hash(opts, settings, prompts), opts.samples)
     for line in notes:
         echo(line)
     if opts.samples > 1 and not opts.temperature:
@@ -114,7 +134,7 @@ def run_bench(opts: BenchOptions, echo: Echo = print) -> RunTotals:
 def _log_run(opts: BenchOptions, spec: RunSpec, settings: dict) -> None:
     log = AppendLog(opts.run_dir / "runs.jsonl")
     log.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "argv": sys.argv, "dataset": opts.dataset,
-                "strategy": opts.strategy, "model": opts.model, "config_hash": spec.config_hash,
+                "strategy": opts.strategy, "model": spec.model, "config_hash": spec.config_hash,
                 "settings": settings, "label": opts.label, "samples": opts.samples, "concurrency": opts.concurrency})
     log.close()
 

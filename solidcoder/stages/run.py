@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from solidcoder.errors import BadInput
 from solidcoder.execution.sandbox import SandboxPool
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
@@ -25,6 +26,13 @@ from solidcoder.stages.simulation import Simulator
 from solidcoder.trajectory import Trajectory
 
 ROLES = ("planner", "coder", "simulator", "oracle", "judge", "debugger")
+
+
+def check_roles(names) -> None:
+    """BadInput for a `--model ROLE=MODEL` naming no pipeline role (a typo would silently use the default model)."""
+    unknown = sorted(set(names) - {*ROLES, "default"})
+    if unknown:
+        raise BadInput(f"--model {unknown[0]}=...: unknown role; roles are {', '.join(ROLES)}")
 
 
 class Run:
