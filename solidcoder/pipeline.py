@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from solidcoder.execution.sandbox import SandboxPool
+from solidcoder.execution.executor import Executor
 from solidcoder.models.base import BudgetExceeded, ModelError
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
@@ -71,7 +71,7 @@ class SolveResult:
                 "elapsed_s": round(self.elapsed_s, 3), "accumulated_tests": len(self.accumulated_tests)}
 
 
-def solve(problem: Problem, models, pool: SandboxPool, config: SolveConfig | None = None, *,
+def solve(problem: Problem, models, pool: Executor, config: SolveConfig | None = None, *,
           prompts: PromptLibrary | None = None, on_event: Callable[[Event], None] | None = None) -> SolveResult:
     """Run the S.O.L.I.D. loop on `problem`. `models` is a Model or a roster with `for_role(role)`."""
     run = Run(problem, models, pool, config or SolveConfig(), prompts or PromptLibrary.from_env(), on_event)
@@ -85,7 +85,7 @@ def solve(problem: Problem, models, pool: SandboxPool, config: SolveConfig | Non
     return run.result(SolveResult)
 
 
-async def asolve(problem: Problem, models, pool: SandboxPool, config: SolveConfig | None = None, *,
+async def asolve(problem: Problem, models, pool: Executor, config: SolveConfig | None = None, *,
                  prompts: PromptLibrary | None = None, on_event: Callable[[Event], None] | None = None) -> SolveResult:
     """`solve` in a worker thread, for asyncio callers."""
     return await asyncio.to_thread(solve, problem, models, pool, config, prompts=prompts, on_event=on_event)

@@ -16,8 +16,9 @@ from typing import Any
 from solidcoder.bench.calls import RecordingModel
 from solidcoder.bench.runner import InfrastructureError
 from solidcoder.datasets.cruxeval import TraceItem, parameters
+from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, JudgeReport
-from solidcoder.execution.sandbox import Limits, SandboxPool
+from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import trace_program
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import PromptLibrary
@@ -29,7 +30,7 @@ ANSWER_NAME = "_answer_"
 class CodeTask:
     """Solve with `strategy`, judge on hidden tests."""
 
-    def __init__(self, problems: list[Problem], strategy: Strategy, prompts: PromptLibrary, pool: SandboxPool,
+    def __init__(self, problems: list[Problem], strategy: Strategy, prompts: PromptLibrary, pool: Executor,
                  temperature: float | None = None, max_tokens: int | None = None):
         self.items, self.strategy, self.prompts = problems, strategy, prompts
         self.judge = Judge(pool)
@@ -57,7 +58,7 @@ class CodeTask:
 class TraceTask:
     """Predict a value of a real run; Exact@1 against the tracer."""
 
-    def __init__(self, items: list[TraceItem], prompts: PromptLibrary, pool: SandboxPool,
+    def __init__(self, items: list[TraceItem], prompts: PromptLibrary, pool: Executor,
                  temperature: float | None = None, max_tokens: int | None = None):
         self.items, self.prompts, self.pool = items, prompts, pool
         self.temperature, self.max_tokens = temperature, max_tokens

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from solidcoder.execution.compare import first_difference, matches_any
-from solidcoder.execution.sandbox import ExecResult, Limits, SandboxPool
+from solidcoder.execution.executor import Executor
+from solidcoder.execution.sandbox import ExecResult, Limits
 from solidcoder.problem import Problem, TestCase
 
 # How a finished sandbox run maps onto a test that got no verdict from the harness.
@@ -65,7 +66,7 @@ class JudgeReport:
 class Judge:
     """Judges candidates on a sandbox pool. `strict_types` rejects non-builtin return values (forgery guard)."""
 
-    def __init__(self, pool: SandboxPool, strict_types: bool = True, tolerance: float = 1e-6) -> None:
+    def __init__(self, pool: Executor, strict_types: bool = True, tolerance: float = 1e-6) -> None:
         self.pool, self.strict_types, self.tolerance = pool, strict_types, tolerance
 
     def judge(self, problem: Problem, code: str, tests: list[TestCase] | None = None,

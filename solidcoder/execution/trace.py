@@ -13,7 +13,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from solidcoder.execution.sandbox import Limits, SandboxPool
+from solidcoder.execution.executor import Executor
+from solidcoder.execution.sandbox import Limits
 
 
 @dataclass
@@ -35,7 +36,7 @@ class TraceResult:
         return {"status": self.status, "error": self.error, "scopes": reprs}
 
 
-def trace_program(pool: SandboxPool, code: str, stdin: str = "", call: str | None = None,
+def trace_program(pool: Executor, code: str, stdin: str = "", call: str | None = None,
                   limits: Limits | None = None) -> TraceResult:
     """Run `code` once (feeding `stdin`, then evaluating `call` if given) and collect final variable values."""
     job = {"mode": "trace", "code": code, "call": call}

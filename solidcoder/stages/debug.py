@@ -7,7 +7,8 @@ the model imagines. With `--no-live` the failure comes from a mental trace and t
 
 from __future__ import annotations
 
-from solidcoder.execution.sandbox import Limits, SandboxPool
+from solidcoder.execution.executor import Executor
+from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import TraceResult, trace_program
 from solidcoder.stages.base import StageContext, extract_code
 from solidcoder.stages.live import Outcome
@@ -18,7 +19,7 @@ MAX_TRACE_CHARS = 3000
 class Debugger:
     """Proposes a fixed program for one failing test."""
 
-    def __init__(self, ctx: StageContext, pool: SandboxPool):
+    def __init__(self, ctx: StageContext, pool: Executor):
         self.ctx, self.pool = ctx, pool
         self.limits = Limits(wall_s=ctx.problem.time_limit_s, memory_mb=ctx.problem.memory_limit_mb)
 

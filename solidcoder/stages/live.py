@@ -14,8 +14,9 @@ import ast
 import json
 from dataclasses import dataclass, field
 
+from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, TestVerdict
-from solidcoder.execution.sandbox import ExecResult, Limits, SandboxPool
+from solidcoder.execution.sandbox import ExecResult, Limits
 from solidcoder.problem import Problem, TestCase
 from solidcoder.stages.base import describe_test
 
@@ -100,7 +101,7 @@ class Evaluation:
 class LiveExecutor:
     """Evaluates candidates on a problem's sandbox pool."""
 
-    def __init__(self, pool: SandboxPool, problem: Problem):
+    def __init__(self, pool: Executor, problem: Problem):
         self.pool, self.problem, self.judge = pool, problem, Judge(pool)
         self.limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
 

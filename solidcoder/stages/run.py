@@ -11,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from solidcoder.errors import BadInput
-from solidcoder.execution.sandbox import SandboxPool
+from solidcoder.execution import executor as sandbox_executor
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.accumulation import FixDecision, TestSuite
@@ -38,8 +38,8 @@ def check_roles(names) -> None:
 class Run:
     """One run's stages and state (config is a `pipeline.SolveConfig`)."""
 
-    def __init__(self, problem: Problem, models: Any, pool: SandboxPool, config: Any, prompts: PromptLibrary,
-                 on_event: Callable[[Event], None] | None):
+    def __init__(self, problem: Problem, models: Any, pool: sandbox_executor.Executor, config: Any,
+                 prompts: PromptLibrary, on_event: Callable[[Event], None] | None):
         self.config, self.started = config, time.monotonic()
         roles = Roles(models)
         header = {"problem": problem.to_dict(), "config": _jsonable(asdict(config)),

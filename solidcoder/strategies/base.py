@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import JudgeReport
-from solidcoder.execution.sandbox import SandboxPool
 from solidcoder.models.base import Model
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
@@ -38,7 +38,7 @@ class SolveContext:
     check: Callable[[Problem, str], Awaitable[JudgeReport]]
     temperature: float | None = None
     max_tokens: int | None = None
-    pool: SandboxPool | None = None  # for strategies that drive the sandbox themselves (the SolidCoder pipeline)
+    pool: Executor | None = None  # for strategies that drive the sandbox themselves (the SolidCoder pipeline)
 
 
 class Strategy(Protocol):

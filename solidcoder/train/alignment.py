@@ -22,7 +22,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from solidcoder.execution.sandbox import Limits, SandboxPool
+from solidcoder.execution.executor import Executor
+from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import trace_program
 from solidcoder.problem import Problem, TestCase
 
@@ -113,7 +114,7 @@ def display_name(scope: str, name: str) -> str:
 class AlignmentTaskBuilder:
     """Turns semantic failures into alignment tasks with the tracer; the sandbox pool runs the traces."""
 
-    def __init__(self, pool: SandboxPool, config: TaskBuilderConfig | None = None) -> None:
+    def __init__(self, pool: Executor, config: TaskBuilderConfig | None = None) -> None:
         self.pool, self.config = pool, config or TaskBuilderConfig()
 
     def build(self, rollout: Rollout) -> AlignmentTask | None:

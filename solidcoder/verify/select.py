@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge
-from solidcoder.execution.sandbox import SandboxPool
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.base import Roles, extract_code
@@ -28,7 +28,7 @@ class Sampled:
     usage: Usage
 
 
-def sample_then_rank(problem: Problem, models, pool: SandboxPool, prompts: PromptLibrary, samples: int,
+def sample_then_rank(problem: Problem, models, pool: Executor, prompts: PromptLibrary, samples: int,
                      temperature: float = 0.8, max_tokens: int | None = None) -> Sampled:
     """Draw `samples` programs from the coder model (Direct prompt) and prune-then-rank them."""
     model = Roles(models).for_role("coder")
