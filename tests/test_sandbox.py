@@ -1,6 +1,7 @@
 """The sandbox against real programs: every status, and a hostile suite with one property per test.
 
-Each hostile test ends by checking that the pool still serves an ordinary program.
+Each hostile test ends by checking that the pool still serves an ordinary program. The programs live in
+hostile_programs.py, so that other executors (test_executor_ray.py) are held to the same verdicts.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from hostile_programs import ENVIRONMENT_PROBE, FAST, run_hostile, socket_program
 
 from solidcoder.execution.sandbox import STATUSES, Limits, SandboxConfig, SandboxPool
-
-FAST = Limits(wall_s=2.0, max_output_bytes=1 << 20)
 
 
 def sandbox_pids(pool: SandboxPool) -> list[int]:
@@ -61,44 +61,43 @@ def test_disabled_layers_are_reported_not_hidden():
 
 
 def test_status_ok_with_stdin(sandbox_pool):
-    result = sandbox_pool.run_program("print(sum(map(int, input().split())))", "2 40")
+    result = run_hostile(sandbox_pool, "sum_stdin")
     assert (result.status, result.exit_code, result.stdout) == ("ok", 0, "42\n")
 
 
 def test_status_runtime_error(sandbox_pool):
-    result = sandbox_pool.run_program("1 / 0")
+    result = run_hostile(sandbox_pool, "zero_division")
     assert result.status == "runtime_error" and result.exit_code == 1
     assert "ZeroDivisionError" in result.stderr and "harness.py" not in result.stderr
 
 
 def test_status_timeout_on_infinite_loop(sandbox_pool):
     started = time.perf_counter()
-    result = sandbox_pool.run_program("while True:\n    pass", limits=Limits(wall_s=0.5))
+    result = run_hostile(sandbox_pool, "infinite_loop")
     assert result.status == "timeout"
     assert time.perf_counter() - started < 3
     still_serves(sandbox_pool)
 
 
 def test_status_timeout_on_sleep(sandbox_pool):
-    result = sandbox_pool.run_program("import time\ntime.sleep(30)", limits=Limits(wall_s=0.5))
+    result = run_hostile(sandbox_pool, "long_sleep")
     assert result.status == "timeout"
 
 
 def test_status_memory_limit(sandbox_pool):
-    result = sandbox_pool.run_program("x = bytearray(8 << 30)", limits=FAST)
+    result = run_hostile(sandbox_pool, "eight_gigabytes_at_once")
     assert result.status == "memory_limit"
     still_serves(sandbox_pool)
 
 
 def test_memory_bomb_by_growth(sandbox_pool):
-    code = "chunks = []\nwhile True:\n    chunks.append(' ' * (1 << 24))"
-    result = sandbox_pool.run_program(code, limits=Limits(wall_s=5.0, memory_mb=256))
+    result = run_hostile(sandbox_pool, "memory_growth")
     assert result.status == "memory_limit"
     still_serves(sandbox_pool)
 
 
 def test_status_output_limit_on_stdout_flood(sandbox_pool):
-    result = sandbox_pool.run_program("while True:\n    print('x' * 1000)", limits=FAST)
+    result = run_hostile(sandbox_pool, "stdout_flood")
     assert result.status == "output_limit"
     assert len(result.stdout) <= FAST.max_output_bytes and result.stdout_truncated
     still_serves(sandbox_pool)
@@ -138,39 +137,26 @@ def test_statuses_are_a_closed_set():
 
 
 def test_fork_bomb_is_contained_and_leaves_nothing(sandbox_pool):
-    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
-    result = sandbox_pool.run_program(code, limits=Limits(wall_s=1.0))
+    result = run_hostile(sandbox_pool, "fork_bomb")
     assert result.status in ("timeout", "runtime_error")
     no_leftovers(sandbox_pool)
     still_serves(sandbox_pool)
 
 
 def test_double_forked_daemon_does_not_outlive_its_run(sandbox_pool):
-    code = (
-        "import os, time\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        time.sleep(60)\n"
-        "    os._exit(0)\n"
-        "time.sleep(0.2)\n"
-        "print('parent done')\n"
-    )
-    result = sandbox_pool.run_program(code, limits=FAST)
+    result = run_hostile(sandbox_pool, "double_forked_daemon")
     assert result.stdout == "parent done\n"
     no_leftovers(sandbox_pool)
 
 
 def test_ten_gigabyte_file_write_is_stopped(sandbox_pool):
-    code = "with open('big', 'wb') as f:\n    for _ in range(10240):\n        f.write(b'0' * (1 << 20))"
-    result = sandbox_pool.run_program(code, limits=Limits(wall_s=10.0))
+    result = run_hostile(sandbox_pool, "ten_gigabyte_file")
     assert result.status == "runtime_error" and "File too large" in result.stderr
     still_serves(sandbox_pool)
 
 
 def test_writes_outside_the_working_dir_fail(sandbox_pool):
-    code = "open('/var/tmp/solidcoder-escape', 'w').write('x')"
-    result = sandbox_pool.run_program(code, limits=FAST)
+    result = run_hostile(sandbox_pool, "write_outside_workdir")
     assert result.status == "runtime_error"
     assert not os.path.exists("/var/tmp/solidcoder-escape")
 
@@ -186,14 +172,13 @@ def test_writes_into_the_callers_directory_by_absolute_path_fail(sandbox_pool):
 
 
 def test_tmp_is_private_and_wiped_between_runs(sandbox_pool):
-    first = sandbox_pool.run_program("open('/tmp/left-behind', 'w').write('x')\nprint('wrote')", limits=FAST)
+    first = run_hostile(sandbox_pool, "leave_a_tmp_file")
     assert first.stdout == "wrote\n" and not os.path.exists("/tmp/left-behind")
-    probe = "import os\nprint(os.path.exists('/tmp/left-behind'))"
-    assert {sandbox_pool.run_program(probe).stdout for _ in range(4)} == {"False\n"}
+    assert {run_hostile(sandbox_pool, "look_for_a_tmp_file").stdout for _ in range(4)} == {"False\n"}
 
 
 def test_reading_etc_shadow_fails(sandbox_pool):
-    result = sandbox_pool.run_program("print(open('/etc/shadow').read())", limits=FAST)
+    result = run_hostile(sandbox_pool, "read_etc_shadow")
     assert result.status == "runtime_error" and "PermissionError" in result.stderr
     assert result.stdout == ""
 
@@ -204,8 +189,7 @@ def test_socket_to_a_local_listener_fails(sandbox_pool):
         listener.listen()
         listener.settimeout(0.5)
         port = listener.getsockname()[1]
-        code = f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1).send(b'hi')"
-        result = sandbox_pool.run_program(code, limits=FAST)
+        result = sandbox_pool.run_program(socket_program(port), limits=FAST)
         assert result.status == "runtime_error"
         with pytest.raises(socket.timeout):
             listener.accept()
@@ -224,76 +208,58 @@ def test_network_namespace_alone_blocks_loopback(tmp_path):
 def test_environment_is_scrubbed_of_caller_secrets(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret")
     with SandboxPool(SandboxConfig(workers=1)) as pool:
-        code = (
-            "import os\nprint(dict(os.environ))\n"
-            "for pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
-            "    try:\n        print(open(f'/proc/{pid}/environ').read())\n    except OSError:\n        pass\n"
-        )
-        result = pool.run_program(code)
+        result = pool.run_program(ENVIRONMENT_PROBE)
     assert result.status == "ok" and "TMPDIR" in result.stdout
     assert "sk-very-secret" not in result.stdout and "OPENAI_API_KEY" not in result.stdout
 
 
 def test_runs_as_an_unprivileged_user(sandbox_pool):
-    result = sandbox_pool.run_program("import os\nprint(os.getuid(), os.getgid(), os.getgroups())")
+    result = run_hostile(sandbox_pool, "who_am_i")
     uid, gid, groups = result.stdout.split(maxsplit=2)
     assert int(uid) >= sandbox_pool.config.uid_base and int(gid) >= sandbox_pool.config.uid_base
     assert groups.strip() == "[]"
 
 
 def test_ptrace_and_setuid_are_refused(sandbox_pool):
-    code = (
-        "import ctypes, os\n"
-        "libc = ctypes.CDLL(None, use_errno=True)\n"
-        "print(libc.ptrace(0, 0, 0, 0), ctypes.get_errno())\n"
-        "try:\n    os.setuid(0)\nexcept PermissionError:\n    print('setuid refused')\n"
-    )
-    result = sandbox_pool.run_program(code, limits=FAST)
+    result = run_hostile(sandbox_pool, "ptrace_and_setuid")
     assert result.stdout == "-1 1\nsetuid refused\n"
 
 
 def test_exit_code_is_reported(sandbox_pool):
-    result = sandbox_pool.run_program("import sys\nprint('bye')\nsys.exit(4)")
+    result = run_hostile(sandbox_pool, "exit_code_four")
     assert (result.status, result.exit_code, result.stdout) == ("runtime_error", 4, "bye\n")
 
 
 def test_os_exit_zero_is_ok_for_a_script(sandbox_pool):
-    result = sandbox_pool.run_program("import os, sys\nprint('x')\nsys.stdout.flush()\nos._exit(0)")
+    result = run_hostile(sandbox_pool, "os_exit_zero")
     assert (result.status, result.stdout) == ("ok", "x\n")
 
 
 def test_deep_recursion_is_a_runtime_error(sandbox_pool):
-    result = sandbox_pool.run_program("def f(n):\n    return f(n + 1)\nf(0)", limits=FAST)
+    result = run_hostile(sandbox_pool, "deep_recursion")
     assert result.status == "runtime_error" and "RecursionError" in result.stderr
     still_serves(sandbox_pool)
 
 
 def test_c_stack_overflow_is_a_runtime_error(sandbox_pool):
-    code = "import sys\nsys.setrecursionlimit(10**8)\nx = []\nfor _ in range(10**6):\n    x = [x]\nrepr(x)"
-    result = sandbox_pool.run_program(code, limits=Limits(wall_s=10.0))
+    result = run_hostile(sandbox_pool, "c_stack_overflow")
     assert result.status == "runtime_error" and result.signal == signal.SIGSEGV
     still_serves(sandbox_pool)
 
 
 def test_segfault_via_ctypes(sandbox_pool):
-    result = sandbox_pool.run_program("import ctypes\nctypes.string_at(0)", limits=FAST)
+    result = run_hostile(sandbox_pool, "segfault_via_ctypes")
     assert result.status == "runtime_error" and result.signal == signal.SIGSEGV
     still_serves(sandbox_pool)
 
 
 def test_killing_its_parent_leaves_the_pool_serving(sandbox_pool):
-    code = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('still here')"
-    sandbox_pool.run_program(code, limits=FAST)
+    run_hostile(sandbox_pool, "kill_its_parent")
     still_serves(sandbox_pool)
 
 
 def test_killing_every_visible_process_leaves_the_pool_serving(sandbox_pool):
-    code = (
-        "import os, signal\n"
-        "for pid in [int(p) for p in os.listdir('/proc') if p.isdigit()]:\n"
-        "    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\n"
-    )
-    sandbox_pool.run_program(code, limits=FAST)
+    run_hostile(sandbox_pool, "kill_every_visible_process")
     still_serves(sandbox_pool)
     assert pytest is not None and os.getpid() > 0  # and the test process itself is alive to say so
 
@@ -308,25 +274,23 @@ def test_concurrent_runs_use_all_workers(sandbox_pool):
 
 
 def test_a_failed_setup_is_a_sandbox_error_not_the_programs_fault(sandbox_pool):
-    result = sandbox_pool.run_program("print('never runs')", limits=Limits(max_open_files=10**7))
+    result = run_hostile(sandbox_pool, "impossible_setup")
     assert result.status == "sandbox_error" and "setup failed" in result.detail
     assert result.stdout == ""
     still_serves(sandbox_pool)
 
 
 def test_a_program_cannot_fake_a_sandbox_error(sandbox_pool):
-    code = "import os, sys\nos.write(2, b'sandbox setup failed: fake')\nos._exit(121)"
-    result = sandbox_pool.run_program(code, limits=FAST)
+    result = run_hostile(sandbox_pool, "fake_sandbox_error")
     assert result.status == "runtime_error" and result.exit_code == 121
 
 
 def test_multiprocessing_works_inside_the_sandbox(sandbox_pool):
-    code = "import multiprocessing as mp\nwith mp.Pool(2) as pool:\n    print(pool.map(abs, [-1, -2]))"
-    result = sandbox_pool.run_program(code, limits=Limits(wall_s=10.0))
+    result = run_hostile(sandbox_pool, "multiprocessing_pool")
     assert (result.status, result.stdout) == ("ok", "[1, 2]\n")
     no_leftovers(sandbox_pool)
 
 
 def test_imports_outside_the_preloaded_set_work(sandbox_pool):
-    result = sandbox_pool.run_program("import sqlite3, xml.dom.minidom, zipfile\nprint('imported')", limits=FAST)
+    result = run_hostile(sandbox_pool, "uncommon_imports")
     assert (result.status, result.stdout) == ("ok", "imported\n")
