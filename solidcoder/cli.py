@@ -58,6 +58,8 @@ def trace(
 prompts_app = typer.Typer(no_args_is_help=True, help="List, show and export the prompt templates.")
 app.add_typer(prompts_app, name="prompts")
 PromptsDir = Annotated[Path | None, typer.Option("--prompts", help="Directory of override templates (wins first).")]
+ExecutorOption = Annotated[str, typer.Option("--executor", help="Where programs run: local, ray, or ray:ADDRESS "
+                                             "(a Ray cluster; extra `dist`).")]
 
 
 @prompts_app.command("list")
@@ -142,6 +144,7 @@ def rank(
     prune: Annotated[list[str] | None, typer.Option("--prune", help="Filter chain: syntax, lint, tests:N.")] = None,
     orm: Annotated[str, typer.Option("--orm", help="Trained ORM directory, or none.")] = "none",
     k: Annotated[int, typer.Option("--k", help="Best-of-k.")] = 64,
+    executor: ExecutorOption = "local",
 ) -> None:
     """Prune-then-rank table: Best-of-k and programs per second per filter, with and without the ORM."""
     from solidcoder.datasets import DataOptions, load_dataset
@@ -149,7 +152,7 @@ def rank(
 
     try:
         problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
-        typer.echo(run_rank(candidates, problems, prune or ["syntax", "lint", "tests:3"], orm, k))
+        typer.echo(run_rank(candidates, problems, prune or ["syntax", "lint", "tests:3"], orm, k, executor))
     except BadInput as exc:
         raise _fail(str(exc)) from None
 
@@ -223,6 +226,7 @@ def bench(
     label: Annotated[str, typer.Option("--label", help="Name for this configuration in reports.")] = "",
     max_calls: Annotated[int | None, typer.Option("--max-calls", help="Model calls per problem; then the best "
                                                   "code so far is judged.")] = None,
+    executor: ExecutorOption = "local",
 ) -> None:
     """Run a strategy on a benchmark, concurrently and resumably; rerun the same command to resume."""
     from solidcoder.bench.command import BenchOptions, run_bench
@@ -233,7 +237,7 @@ def bench(
         roles = parse_role_specs(model or [])
         opts = BenchOptions(dataset, strategy, roles.pop(DEFAULT_ROLE, "local"), run_dir, api_base, None,
                             DataOptions(data_file, limit, ids, subset), concurrency, samples, temperature, max_tokens,
-                            prompts, workers, retries, label, max_calls, roles)
+                            prompts, workers, retries, label, max_calls, roles, executor)
         run_bench(opts, typer.echo)
     except BadInput as exc:
         raise _fail(str(exc)) from None
@@ -274,13 +278,16 @@ def train_coderl_plus(
     max_problems: Annotated[int | None, typer.Option("--max-problems", help="Use the first N problems.")] = None,
     vllm: Annotated[bool | None, typer.Option("--vllm/--no-vllm", help="vLLM colocated generation (GPU).")] = None,
     bf16: Annotated[bool | None, typer.Option("--bf16/--no-bf16", help="bfloat16 training (GPU).")] = None,
+    executor: Annotated[str | None, typer.Option("--executor", help="Where rewards run programs: local, ray, or "
+                                                 "ray:ADDRESS (a Ray cluster; extra `dist`).")] = None,
 ) -> None:
     """CodeRL+: GRPO on code generation plus execution-semantics alignment on the policy's failed programs."""
     from solidcoder.train.config import load_config
 
     try:
         cfg = load_config(config, model=model, data=str(data), out=str(out), alpha=alpha, max_steps=max_steps,
-                          alignment_variant=variant, max_problems=max_problems, use_vllm=vllm, bf16=bf16)
+                          alignment_variant=variant, max_problems=max_problems, use_vllm=vllm, bf16=bf16,
+                          executor=executor)
         try:
             from solidcoder.train.trainer import run_training
         except ImportError as exc:

@@ -20,6 +20,7 @@ from solidcoder.bench.runner import BenchRunner, RunSpec, RunTotals
 from solidcoder.bench.store import ERRORS, RESULTS, AppendLog, ResultStore, read_rows
 from solidcoder.datasets import TRACE_DATASETS, DataOptions, check_name, load_dataset, load_trace_items
 from solidcoder.errors import BadInput
+from solidcoder.execution.executor import parse_executor
 from solidcoder.prompting import PromptLibrary
 
 Echo = Callable[[str], None]
@@ -44,6 +45,7 @@ class BenchOptions:
     label: str = ""
     max_calls: int | None = None  # per (problem, sample); the strategy answers with its best code when it is hit
     role_models: dict[str, str] = field(default_factory=dict)  # pipeline role -> spec (--model ROLE=SPEC)
+    executor: str = "local"  # local, ray or ray:ADDRESS: where units (pipeline + execution) run
 
     @property
     def model_label(self) -> str:
@@ -65,6 +67,8 @@ def _check_flags(opts: BenchOptions) -> None:
         _check_roles(opts)
     if opts.run_dir.exists() and not opts.run_dir.is_dir():
         raise BadInput(f"--run-dir {opts.run_dir}: exists and is not a directory")
+    if parse_executor(opts.executor).kind == "ray":
+        _recipe(opts).check_remote()
 
 
 def _check_roles(opts: BenchOptions) -> None:
@@ -102,31 +106,35 @@ def config_hash(opts: BenchOptions, settings: dict, prompts: PromptLibrary) -> s
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:12]
 
 
+def _recipe(opts: BenchOptions):
+    from solidcoder.bench.distributed import ModelRecipe
+
+    return ModelRecipe(opts.model, opts.api_base, opts.api_key, opts.retries, tuple(sorted(opts.role_models.items())))
+
+
 def run_bench(opts: BenchOptions, echo: Echo = print) -> RunTotals:
     """Run (or resume) a benchmark; rows go to opts.run_dir as they finish."""
-    from solidcoder.models.factory import DEFAULT_ROLE, ModelOptions, make_model, make_roster
-    from solidcoder.models.retry import RetryPolicy
+    from solidcoder.execution.executor import make_executor
+    from solidcoder.execution.sandbox import SandboxConfig
 
     _check_flags(opts)
     prompts = PromptLibrary.from_env(opts.prompts_dir)
     items, strategy, notes = _prepare(opts, prompts)
-    options = ModelOptions(opts.api_base, opts.api_key, policy=RetryPolicy(attempts=opts.retries))
-    if opts.role_models:
-        model = make_roster({DEFAULT_ROLE: opts.model, **opts.role_models}, options)
-    else:
-        model = make_model(opts.model, options)
+    model = _recipe(opts).build()
     settings = strategy.settings() if strategy is not None else {"task": TRACE_DATASETS[opts.dataset]}
     spec = RunSpec(opts.dataset, opts.strategy, opts.model_label, config_hash(opts, settings, prompts), opts.samples)
     for line in notes:
         echo(line)
     if opts.samples > 1 and not opts.temperature:
         echo("warning: --samples > 1 at temperature 0 draws near-identical samples; set --temperature")
-    store = ResultStore(opts.run_dir)
-    try:
-        _log_run(opts, spec, settings)
-        totals = _execute(opts, spec, items, strategy, prompts, model, store, echo)
-    finally:
-        store.close()
+    # The executor starts before the run directory is touched: an unreachable cluster leaves nothing behind.
+    with make_executor(opts.executor, SandboxConfig(workers=opts.workers)) as pool:
+        store = ResultStore(opts.run_dir)
+        try:
+            _log_run(opts, spec, settings)
+            totals = _execute(opts, spec, items, strategy, prompts, model, store, pool, echo)
+        finally:
+            store.close()
     _print_summary(opts.run_dir, spec, totals, echo)
     return totals
 
@@ -135,24 +143,39 @@ def _log_run(opts: BenchOptions, spec: RunSpec, settings: dict) -> None:
     log = AppendLog(opts.run_dir / "runs.jsonl")
     log.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "argv": sys.argv, "dataset": opts.dataset,
                 "strategy": opts.strategy, "model": spec.model, "config_hash": spec.config_hash,
-                "settings": settings, "label": opts.label, "samples": opts.samples, "concurrency": opts.concurrency})
+                "settings": settings, "label": opts.label, "samples": opts.samples, "concurrency": opts.concurrency,
+                **({"executor": opts.executor} if opts.executor != "local" else {})})
     log.close()
 
 
-def _execute(opts, spec, items, strategy, prompts, model, store, echo) -> RunTotals:
+def _execute(opts, spec, items, strategy, prompts, model, store, pool, echo) -> RunTotals:
     from solidcoder.bench.tasks import CodeTask, TraceTask
-    from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 
-    with SandboxPool(SandboxConfig(workers=opts.workers)) as pool:
-        if strategy is None:
-            task = TraceTask(items, prompts, pool, opts.temperature, opts.max_tokens)
-        else:
-            task = CodeTask(items, strategy, prompts, pool, opts.temperature, opts.max_tokens)
-        total = len(items) * opts.samples
-        runner = BenchRunner(spec, task, model, store, opts.concurrency, _progress(echo, total), opts.max_calls)
-        echo(f"{len(runner.pending())} of {total} units to run ({total - len(runner.pending())} already done); "
-             f"results in {opts.run_dir / RESULTS}")
-        return asyncio.run(runner.run())
+    units = None
+    if parse_executor(opts.executor).kind == "ray":
+        task, units = _distributed_task(opts, items, prompts, pool), opts.concurrency
+    elif strategy is None:
+        task = TraceTask(items, prompts, pool, opts.temperature, opts.max_tokens)
+    else:
+        task = CodeTask(items, strategy, prompts, pool, opts.temperature, opts.max_tokens)
+    total = len(items) * opts.samples
+    runner = BenchRunner(spec, task, model, store, opts.concurrency, _progress(echo, total), opts.max_calls, units)
+    where = f"; units run on Ray beside {pool.size} sandbox workers" if units else ""
+    echo(f"{len(runner.pending())} of {total} units to run ({total - len(runner.pending())} already done); "
+         f"results in {opts.run_dir / RESULTS}{where}")
+    return asyncio.run(runner.run())
+
+
+def _distributed_task(opts: BenchOptions, items: list, prompts: PromptLibrary, pool):
+    """Units run on the Ray nodes beside their sandboxes; the driver keeps the run directory (distributed.py)."""
+    import uuid
+
+    from solidcoder.bench.distributed import DistributedTask, UnitSpec, prompt_texts
+
+    strategy = None if opts.dataset in TRACE_DATASETS else opts.strategy
+    spec = UnitSpec(uuid.uuid4().hex, _recipe(opts), prompt_texts(prompts), strategy, opts.temperature,
+                    opts.max_tokens, opts.max_calls, opts.concurrency)
+    return DistributedTask(items, spec, pool)
 
 
 def _progress(echo: Echo, total: int) -> Callable[[dict, RunTotals], None]:

@@ -62,12 +62,15 @@ class BenchRunner:
     """Runs `task` for `spec` with at most `concurrency` model calls in flight."""
 
     def __init__(self, spec: RunSpec, task: BenchTask, model: Model, store: ResultStore, concurrency: int,
-                 on_row: Callable[[dict, RunTotals], None] | None = None, max_calls: int | None = None):
+                 on_row: Callable[[dict, RunTotals], None] | None = None, max_calls: int | None = None,
+                 units_in_flight: int | None = None):
         self.spec, self.task, self.model, self.store = spec, task, model, store
         self.limiter = Limiter(concurrency)
         self.concurrency = concurrency
         self.on_row = on_row
         self.max_calls = max_calls  # per (problem, sample); None = unlimited
+        # Default: twice as many units as call slots, so one unit's sandbox time overlaps another's model call.
+        self.units_in_flight = units_in_flight or max(2 * concurrency, 2)
         self.totals = RunTotals()
 
     def pending(self) -> list[tuple[Any, int]]:
@@ -77,8 +80,7 @@ class BenchRunner:
         return todo
 
     async def run(self) -> RunTotals:
-        # Twice as many units as call slots, so one unit's sandbox time overlaps another's model call.
-        gate = asyncio.Semaphore(max(2 * self.concurrency, 2))
+        gate = asyncio.Semaphore(self.units_in_flight)
         try:
             await asyncio.gather(*(self._gated(gate, item, s) for item, s in self.pending()))
         except asyncio.CancelledError:  # Ctrl-C: strategies running in threads stop at their next model call

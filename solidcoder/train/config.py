@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from solidcoder.errors import BadInput
+from solidcoder.execution.executor import parse_executor
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "coderl_plus.yaml"
 
@@ -42,7 +43,8 @@ class TrainConfig:
     alignment_include_problem: bool = False
     max_variables: int = 8
     hidden_tests: bool = True
-    sandbox_workers: int | None = None
+    sandbox_workers: int | None = None  # per node with a Ray executor
+    executor: str = "local"  # where rewards run programs: local, ray or ray:ADDRESS (solidcoder.execution.executor)
     max_problems: int | None = None
     use_vllm: bool = False
     vllm_mode: str = "colocate"
@@ -58,6 +60,7 @@ class TrainConfig:
             raise BadInput(f"alpha must be in [0, 1), got {self.alpha}")
         if self.prompt_batch_size % self.mini_batch_size:
             raise BadInput("prompt_batch_size must be a multiple of mini_batch_size")
+        parse_executor(self.executor)
         if self.alignment_variant not in ("paper", "released"):
             raise BadInput(f"alignment_variant must be 'paper' or 'released', got {self.alignment_variant!r}")
         return self

@@ -6,7 +6,8 @@ the other task's rows. `CodeRLPlusTrainer` adds three small hooks to GRPOTrainer
 swap alignment groups into each generation batch right before generation, and it times generation and reward
 computation for the metrics log. With `alpha=0` no alignment prompt is ever mixed in: plain GRPO.
 
-`run_training(cfg)` does it all: load problems and model, start the sandbox pool, train, save checkpoints under
+`run_training(cfg)` does it all: load problems and model, start the sandbox executor (`cfg.executor`: the local
+pool, or Ray actors across a cluster, the same rewards either way), train, save checkpoints under
 `OUT/checkpoints`, the final model under `OUT/final` and the metrics under `OUT/metrics.jsonl`.
 """
 
@@ -21,8 +22,8 @@ from typing import Any
 from trl import GRPOConfig, GRPOTrainer
 
 from solidcoder.errors import BadInput
+from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge
-from solidcoder.execution.sandbox import SandboxPool
 from solidcoder.problem import Problem, load_problems
 from solidcoder.prompting import PromptLibrary
 from solidcoder.train.alignment import (
@@ -85,7 +86,7 @@ class Components:
                 "sandbox_errors_total": code.sandbox_errors}
 
 
-def build_components(cfg: TrainConfig, pool: SandboxPool, problems: list[Problem],
+def build_components(cfg: TrainConfig, pool: Executor, problems: list[Problem],
                      library: PromptLibrary | None = None) -> Components:
     by_id = {p.id: p for p in problems}
     released = cfg.alignment_variant == "released"
@@ -162,6 +163,7 @@ def load_training_problems(cfg: TrainConfig) -> list[Problem]:
 
 def run_training(cfg: TrainConfig, model=None, tokenizer=None) -> Path:
     """Train per `cfg`; returns the metrics log path."""
+    from solidcoder.execution.executor import make_executor
     from solidcoder.execution.sandbox import SandboxConfig
 
     problems = load_training_problems(cfg)
@@ -170,7 +172,7 @@ def run_training(cfg: TrainConfig, model=None, tokenizer=None) -> Path:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
-    with SandboxPool(SandboxConfig(workers=cfg.sandbox_workers)) as pool:
+    with make_executor(cfg.executor, SandboxConfig(workers=cfg.sandbox_workers)) as pool:
         parts = build_components(cfg, pool, problems)
         trainer = make_trainer(cfg, model, tokenizer, parts, StepTimer())
         trainer.train()

@@ -97,14 +97,16 @@ def format_table(rows: list[TableRow], k: int) -> str:
     return "\n".join(lines)
 
 
-def run_rank(candidates: Path, problems: list[Problem], prune: list[str], orm: str, k: int) -> str:
-    """Load everything, build the filters and rankers, and return the formatted table."""
-    from solidcoder.execution.sandbox import SandboxPool
+def run_rank(candidates: Path, problems: list[Problem], prune: list[str], orm: str, k: int,
+             executor: str = "local") -> str:
+    """Load everything, build the filters and rankers, and return the formatted table. `executor` is where the
+    verifiers run programs (`--executor local|ray[:ADDRESS]`); PPS then includes its overhead."""
+    from solidcoder.execution.executor import make_executor
     from solidcoder.verify.rank import MajorityScorer
     from solidcoder.verify.weak import make_verifier
 
     samples = read_candidates(candidates)
-    with SandboxPool() as pool:
+    with make_executor(executor) as pool:
         judge = Judge(pool)
         chain = [make_verifier(spec, judge) for spec in prune]
         rankers: list[Scorer] = [MajorityScorer(judge)]
