@@ -134,6 +134,8 @@ def test_max_calls_in_the_pipeline_keeps_its_best_candidate(scripted_server, san
     StageRouter(scripted_server)
     totals, results, errors = run_capped(scripted_server, make_strategy("solidcoder"), sandbox_pool, tmp_path, 3)
     assert not errors and not totals.stopped and results[0]["calls"] == 3
+    # the call the cap refused is not a stage's call: the per-stage split adds up to the row's calls
+    assert sum(calls for calls, _, _ in results[0]["notes"]["stages"].values()) == 3
 
 
 def test_bench_gives_pipeline_roles_their_own_models_and_resumes(scripted_server, tmp_path):

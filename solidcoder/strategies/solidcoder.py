@@ -53,9 +53,14 @@ class SolidCoder:
 
 
 def stage_usage(trajectory) -> dict[str, list[int]]:
-    """{stage: [calls, prompt tokens, completion tokens]}: where a problem's calls and tokens went."""
+    """{stage: [calls, prompt tokens, completion tokens]}: where a problem's calls and tokens went.
+
+    Only answered calls count: a call refused by the --max-calls cap, or one that failed, is in the trajectory
+    (with its error) but was never paid for, so it is not in the row's `calls` either."""
     usage: dict[str, list[int]] = {}
     for step in trajectory.calls() if trajectory is not None else []:
+        if "reply" not in step:
+            continue
         entry = usage.setdefault(step["stage"], [0, 0, 0])
         entry[0] += 1
         entry[1] += step.get("prompt_tokens", 0)
