@@ -45,6 +45,7 @@ class SolveConfig:
     replan_temperature: float = 0.8
     candidate_temperature: float = 0.8
     max_tokens: int | None = None
+    temperature: float | None = None  # calls that do not sample on purpose (bench --temperature); None: the model's
     run_dir: Path | None = None
     seed_code: str | None = None  # a program chosen beforehand (solve --samples): the first plan's first candidate
 

@@ -174,3 +174,19 @@ def test_bench_role_models_bad_input(extra, message, tmp_path, shared_data):
                     str(shared_data / "humaneval_with_sample_io.jsonl"), "--strategy", "solidcoder", *extra,
                     "--run-dir", str(tmp_path / "run")])
     assert done.returncode == 2 and message in done.stderr and not (tmp_path / "run").exists()
+
+
+def test_run_temperature_reaches_every_pipeline_call_that_does_not_sample_on_purpose(scripted_server, sandbox_pool,
+                                                                                    tmp_path):
+    """bench --temperature 0: plans, simulations, oracles, judges and the first candidate are greedy too."""
+    from stage_router import stage_of
+
+    StageRouter(scripted_server)
+    model = make_model("openai/scripted-model", ModelOptions(api_base=scripted_server.url))
+    store = ResultStore(tmp_path / "run")
+    task = CodeTask([ADD], make_strategy("solidcoder"), PromptLibrary.from_env(), sandbox_pool, temperature=0.0)
+    asyncio.run(BenchRunner(RunSpec("t", "solidcoder", "m", "h"), task, model, store, 1).run())
+    store.close()
+    sent = [(stage_of(r), r.body.get("temperature")) for r in scripted_server.chat_requests()]
+    assert len({stage for stage, _ in sent}) >= 3 and read_rows(tmp_path / "run" / "results.jsonl")[0]["passed"]
+    assert all(temperature == 0.0 for _, temperature in sent), sent

@@ -50,6 +50,7 @@ class StageContext:
     trajectory: Trajectory
     max_tokens: int | None = None
     on_event: Callable[[Event], None] | None = None
+    temperature: float | None = None  # for calls that do not sample on purpose; None: the model's own default
 
     @property
     def io_mode(self) -> str:
@@ -77,6 +78,7 @@ class StageContext:
         """Render `template`, ask the role's model, record the call; returns the reply text."""
         messages = self.prompts.messages(template, **variables)
         model = self.roles.for_role(role)
+        temperature = self.temperature if temperature is None else temperature
         for attempt in (1, 2):
             try:
                 completion = model.complete(messages, temperature=temperature, max_tokens=self.max_tokens)

@@ -45,7 +45,8 @@ class Run:
         header = {"problem": problem.to_dict(), "config": _jsonable(asdict(config)),
                   "models": {role: getattr(roles.for_role(role), "name", "?") for role in ROLES}}
         self.trajectory = Trajectory(config.run_dir, header)
-        self.ctx = StageContext(problem, roles, prompts, self.trajectory, config.max_tokens, on_event)
+        self.ctx = StageContext(problem, roles, prompts, self.trajectory, config.max_tokens, on_event,
+                                   config.temperature)
         self.suite = TestSuite(problem.public_tests, defensive=config.defensive)
         self.live: Executor = LiveExecutor(pool, problem)
         self.simulator: SimulationStage = Simulator(self.ctx)

@@ -37,7 +37,9 @@ class SolidCoder:
 
         if ctx.pool is None:
             raise ValueError("the solidcoder strategy needs the sandbox pool in its SolveContext")
-        config = replace(self.config, max_tokens=ctx.max_tokens) if ctx.max_tokens else self.config
+        # the run's --temperature and --max-tokens apply to every call the pipeline does not sample on purpose
+        config = replace(self.config, max_tokens=ctx.max_tokens or self.config.max_tokens,
+                         temperature=self.config.temperature if ctx.temperature is None else ctx.temperature)
         result = await asolve(problem, ctx.model, ctx.pool, config, prompts=ctx.prompts)
         if result.status == "infrastructure_error":
             if result.reason.startswith(("ModelError", "ModelFatalError")):
