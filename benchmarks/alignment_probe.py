@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument("--model", required=True)
     parser.add_argument("--max-tokens", type=int, nargs="+", default=[128, 512])
     parser.add_argument("--tasks", type=int, default=12)
+    parser.add_argument("--show", type=int, default=0, help="print the first N replies of each cap with their truth")
     args = parser.parse_args()
     problems = {p.id: p for p in load_dataset(args.dataset, DataOptions(data_file=args.data_file))[0]}
     programs = failed_programs(args.results)
@@ -78,6 +79,8 @@ def main() -> None:
             rewards.append(scorer.score(reply.text, task))
             capped += reply.completion_tokens >= cap
             answered += "[/ANSWER]" in reply.text and bool(parse_predictions(reply.text))
+            if len(rewards) <= args.show:
+                print(f"--- {problem.id}, truth {task.truth}, reward {rewards[-1]:.2f}:\n{reply.text.strip()}\n")
         mean = sum(rewards) / max(len(rewards), 1)
         print(f"max_tokens {cap:4d}: mean alignment reward {mean:.3f}; replies at the cap {capped}/{len(tasks)}; "
               f"with a parsed [ANSWER] block {answered}/{len(tasks)}; nonzero rewards "
