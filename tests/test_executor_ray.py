@@ -200,7 +200,13 @@ def test_a_bench_unit_whose_actor_dies_is_rerun_on_the_replacement(ray_executor,
     task = DistributedTask(problems, spec, ray_executor)
     runner = BenchRunner(RunSpec("humaneval", "direct", recipe.spec, "h"), task, recipe.build(), store, 1)
     [before] = ray_executor.actor_info()
-    killer = threading.Timer(0.7, lambda: ray.kill(ray_executor.actors[0], no_restart=False))  # mid model call
+    def kill_mid_call() -> None:  # once the unit's model call has reached the server, not after a guessed delay
+        deadline = time.monotonic() + 60
+        while not scripted_server.chat_requests() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        ray.kill(ray_executor.actors[0], no_restart=False)
+
+    killer = threading.Thread(target=kill_mid_call)
     killer.start()
     totals = asyncio.run(runner.run())
     killer.join()
