@@ -52,7 +52,7 @@ TEMPLATE_VARIABLES: dict[str, set[str]] = {
     "strategies/codesim_planning": {"problem", "language"},
     "strategies/codesim_debugging": {"problem", "language", "plan", "code", "test_report"},
     "train/code": _COMMON,
-    "train/alignment": {"problem", "code", "io_mode", "program_input", "variable_names"},
+    "train/alignment": {"problem", "code", "io_mode", "program_input", "variable_names", "answer_lines"},
     "train/alignment_released": {"problem", "code", "io_mode", "program_input", "variable_names"},
     "verify/orm": {"problem", "code"},
     "tasks/trace_output": {"code", "input"},

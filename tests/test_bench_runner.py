@@ -180,6 +180,15 @@ def test_exact_answers():
     assert not same_value(parse_answer("I cannot tell"), "I cannot tell")
 
 
+def test_answers_in_the_forms_small_models_end_on():
+    """Replies recorded from Qwen2.5-Coder-0.5B on CRUXEval, which ignore the `ANSWER:` line they were asked for."""
+    assert parse_answer("Therefore the output is `'abc'`, i.e. `f('aBc') == 'abc'`") == "abc"
+    assert parse_answer("So, `f({'1': 'a'}, [1]) == {'1': 'b'}`.") == {"1": "b"}
+    assert parse_answer("The function returns `[3, 1]`.") == [3, 1]
+    assert parse_answer("i.e. `ANSWER: (1, 2)`") == (1, 2)
+    assert parse_answer("ANSWER: `[1]`\nbut I may be wrong") == [1]  # a tagged answer wins over the last line
+
+
 def test_limiter_is_shared_by_sync_and_async_paths():
     limiter = Limiter(3)
     assert limiter.threads._value == 3

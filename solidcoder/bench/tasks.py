@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -93,14 +94,23 @@ _NO_ANSWER = object()
 
 
 def parse_answer(text: str) -> Any:
-    """The literal after the last `ANSWER:`, else the last non-empty line; the raw text when not a literal."""
+    """The literal the reply ends on: after its last `ANSWER:`, else its last line, else (as replies often end
+    "... i.e. `f(x) == 3`") the right side of the last line's last `==`, else its last `backticked` span."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    tagged = [line.split("ANSWER:", 1)[1].strip() for line in lines if "ANSWER:" in line]
-    candidate = (tagged or lines or [""])[-1].strip("`").strip()
-    try:
-        return ast.literal_eval(candidate)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return _NO_ANSWER
+    tagged = [line.split("ANSWER:", 1)[1] for line in lines if "ANSWER:" in line]
+    last = (tagged or lines or [""])[-1]
+    candidates = [last]
+    if not tagged:
+        candidates += [last.rsplit("==", 1)[1]] if "==" in last else []
+        candidates += re.findall(r"`([^`]+)`", last)[-1:]
+    for candidate in candidates:
+        quoted = candidate.strip().strip("`").strip()
+        for variant in (quoted, quoted.rstrip(" .`").lstrip(" `")):  # "5." stays a float unless it does not parse
+            try:
+                return ast.literal_eval(variant)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                continue
+    return _NO_ANSWER
 
 
 def same_value(a: Any, b: Any) -> bool:

@@ -43,8 +43,11 @@ class PromptRenderer:
         io_mode = "stdin" if problem is None or problem.kind == "stdio" else "call"
         statement = problem.statement if self.include_problem and problem is not None else ""
         names = "\n".join(f"- `{name}`" for name in task.truth)
+        # the answer block spelled out with the task's own names: small models copy a generic `name = value` verbatim
+        answer_lines = "\n".join(f"{name} = <value>" for name in task.truth)
         messages = self.library.messages(self.alignment_template, problem=statement, code=task.code, io_mode=io_mode,
-                                         program_input=task.program_input, variable_names=names)
+                                         program_input=task.program_input, variable_names=names,
+                                         answer_lines=answer_lines)
         return [{"role": m.role, "content": m.content} for m in messages]
 
 
