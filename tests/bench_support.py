@@ -29,7 +29,7 @@ def entry_point_of(received: Received, rows: dict[str, dict]) -> str | None:
 def canonical_responder(delay_s: float = 0.0, wrong: set[str] = frozenset(), failing: set[str] = frozenset()):
     """Canonical code for each problem; `wrong` entry points get a stub, `failing` ones an HTTP 500."""
     rows = humaneval_rows()
-    every_row = list(map(json.loads, HUMANEVAL.read_text().splitlines()))  # 7 entry points name two problems each
+    every_row = list(map(json.loads, HUMANEVAL.read_text().splitlines()))  # 6 entry points name two problems each
 
     def respond(received: Received) -> Action:
         ep = entry_point_of(received, rows)
