@@ -4,6 +4,7 @@ Requests go through the client's `post` rather than `chat.completions.create`: t
 and `create` runs it through the SDK's typed-dict transform first, ~2 ms of CPU per call, which at 32 calls in
 flight on a small machine was a third of the client's time (benchmarks/bench_concurrency.py). The reply is parsed
 into the same `ChatCompletion`, and errors are the same exceptions.
+
 The client's own retries are off (`max_retries=0`) so that our policy in `retry.py` is the only one, and its
 timeout is the per-call timeout, which also bounds a server that accepts the request and then hangs.
 `translate_error` is shared with the litellm backend, whose exceptions subclass the openai ones.

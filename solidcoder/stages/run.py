@@ -46,7 +46,7 @@ class Run:
                   "models": {role: getattr(roles.for_role(role), "name", "?") for role in ROLES}}
         self.trajectory = Trajectory(config.run_dir, header)
         self.ctx = StageContext(problem, roles, prompts, self.trajectory, config.max_tokens, on_event,
-                                   config.temperature)
+                                temperature=config.temperature)
         self.suite = TestSuite(problem.public_tests, defensive=config.defensive)
         self.live: Executor = LiveExecutor(pool, problem)
         self.simulator: SimulationStage = Simulator(self.ctx)
