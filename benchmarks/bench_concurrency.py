@@ -70,9 +70,11 @@ async def timed_run(url: str, problems, pool: SandboxPool, concurrency: int, run
 def with_copies(problems: list, count: int) -> list:
     """The first `count` problems, cycling through copies under new ids past the end (HumanEval has 164): at
     concurrency 32 the speed-up bound count / ceil(count / 32) only nears 32 with a few hundred units."""
-    return [problems[i] if i < len(problems) else replace(problems[i % len(problems)],
-                                                          id=f"{problems[i % len(problems)].id}~{i // len(problems)}")
-            for i in range(count)]
+    copies = []
+    for i in range(count):
+        problem = problems[i % len(problems)]
+        copies.append(problem if i < len(problems) else replace(problem, id=f"{problem.id}~{i // len(problems)}"))
+    return copies
 
 
 def serve(delay: float, conn, stop) -> None:

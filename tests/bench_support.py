@@ -4,7 +4,6 @@ with its canonical solution (or a wrong one), and a runner for the CLI as a real
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,16 +19,13 @@ def humaneval_rows() -> dict[str, dict]:
 
 def entry_point_of(received: Received, rows: dict[str, dict]) -> str | None:
     text = received.body["messages"][-1]["content"]
-    named = re.search(r"function named `(\w+)`", text)  # the direct prompt's own words; a statement may cite helpers
-    if named and named.group(1) in rows:
-        return named.group(1)
     return next((ep for ep in rows if f"`{ep}`" in text), None)
 
 
 def canonical_responder(delay_s: float = 0.0, wrong: set[str] = frozenset(), failing: set[str] = frozenset()):
     """Canonical code for each problem; `wrong` entry points get a stub, `failing` ones an HTTP 500."""
-    rows = humaneval_rows()
     every_row = list(map(json.loads, HUMANEVAL.read_text().splitlines()))  # 6 entry points name two problems each
+    rows = {row["entry_point"]: row for row in every_row}
 
     def respond(received: Received) -> Action:
         ep = entry_point_of(received, rows)

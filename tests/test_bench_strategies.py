@@ -27,10 +27,10 @@ GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
 BAD = "```python\ndef add(a, b):\n    return a - b\n```"
 
 
-def run(server, strategy, sandbox_pool, tmp_path, problems=(ADD,)):
+def run(server, strategy, sandbox_pool, tmp_path, problems=(ADD,), temperature=None):
     model = make_model("openai/scripted-model", ModelOptions(api_base=server.url, policy=RetryPolicy(attempts=1)))
     store = ResultStore(tmp_path / "run")
-    task = CodeTask(list(problems), strategy, PromptLibrary.from_env(), sandbox_pool)
+    task = CodeTask(list(problems), strategy, PromptLibrary.from_env(), sandbox_pool, temperature=temperature)
     asyncio.run(BenchRunner(RunSpec("t", strategy.name, "m", "h"), task, model, store, 2).run())
     store.close()
     return read_rows(tmp_path / "run" / "results.jsonl"), read_rows(tmp_path / "run" / "errors.jsonl")
@@ -182,11 +182,7 @@ def test_run_temperature_reaches_every_pipeline_call_that_does_not_sample_on_pur
     from stage_router import stage_of
 
     StageRouter(scripted_server)
-    model = make_model("openai/scripted-model", ModelOptions(api_base=scripted_server.url))
-    store = ResultStore(tmp_path / "run")
-    task = CodeTask([ADD], make_strategy("solidcoder"), PromptLibrary.from_env(), sandbox_pool, temperature=0.0)
-    asyncio.run(BenchRunner(RunSpec("t", "solidcoder", "m", "h"), task, model, store, 1).run())
-    store.close()
+    results, _ = run(scripted_server, make_strategy("solidcoder"), sandbox_pool, tmp_path, temperature=0.0)
     sent = [(stage_of(r), r.body.get("temperature")) for r in scripted_server.chat_requests()]
-    assert len({stage for stage, _ in sent}) >= 3 and read_rows(tmp_path / "run" / "results.jsonl")[0]["passed"]
+    assert len({stage for stage, _ in sent}) >= 3 and results[0]["passed"]
     assert all(temperature == 0.0 for _, temperature in sent), sent
