@@ -19,7 +19,9 @@ CPU on every node. Pool size per node is `SandboxConfig.workers`, else the node'
 CPUs (num_cpus=0): their work happens in the zygotes, which Ray does not schedule.
 
 Failures: a killed actor (or its process) is restarted by Ray on its node and the runs it had in flight are
-retried there (`max_restarts=-1`, `max_task_retries`); runs are side-effect free, so a retry is safe. When
+retried there (`max_restarts=-1`, `max_task_retries`); runs are side-effect free, so a retry is safe. A run whose
+sandbox worker died under it (the pool's own `sandbox_error`, as when the actor is being killed and takes its
+workers first) is run again the same way; if every attempt loses its worker, that result is returned. When
 retries run out, or the actor is gone for good, the run is retried on another actor, and when none is left it
 returns `sandbox_error` (an infrastructure error, never a wrong answer). An actor Ray reports as restarting
 rather than gone is given a few more tries, with pauses, before that. Nodes that join after the executor
@@ -52,6 +54,8 @@ log = logging.getLogger("solidcoder.ray")
 UID_OFFSET = 1024  # keeps the actors' sandbox uids clear of a local pool's (uid_base + worker index)
 RUN_RETRIES = 3  # Ray retries of one run on a restarted actor
 RESUBMITS = 3  # then ours, after a pause, while an actor is only restarting (ActorUnavailableError)
+WORKER_LOST = ("sandbox worker died", "worker unavailable")  # SandboxPool's details when a worker itself fails
+WORKER_LOST_WAIT_S = 0.2  # before running a job again whose worker died (its actor may be going down)
 STREAM_THREADS = 512  # units running beside one node's pool at once (bench tasks; they mostly wait on the model)
 
 
@@ -169,19 +173,22 @@ class RayExecutor:
     def run(self, job: dict, stdin: str | bytes = b"", limits: Limits | None = None) -> ExecResult:
         """Run one harness job on the least busy node; never raises for the program's behaviour."""
         limits = limits or self.limits
-        problem = "no live Ray sandbox actor"
+        problem, lost = "no live Ray sandbox actor", None
         for attempt in self._attempts():
             index = self._acquire()
             if index is None:
                 break
             try:
-                return ray.get(self._actors[index].run.remote(job, stdin, limits))
+                lost = ray.get(self._actors[index].run.remote(job, stdin, limits))
+                if not _worker_lost(lost):
+                    return lost
+                problem, wait_s = lost.detail, WORKER_LOST_WAIT_S
             except RayActorError as exc:
                 problem, wait_s = self._lost(index, exc, attempt)
             finally:
                 self._release(index)
             time.sleep(wait_s)
-        return _unavailable(problem, limits)
+        return lost if lost is not None else _unavailable(problem, limits)
 
     def run_program(self, code: str, stdin: str | bytes = b"", limits: Limits | None = None) -> ExecResult:
         return self.run({"mode": "stdio", "code": code}, stdin, limits)
@@ -199,7 +206,8 @@ class RayExecutor:
                 results.append(self.run(job, stdin, limits))
                 continue
             try:
-                results.append(ray.get(ref))
+                result = ray.get(ref)
+                results.append(self.run(job, stdin, limits) if _worker_lost(result) else result)
             except RayActorError as exc:
                 self._lost(index, exc, 0)
                 results.append(self.run(job, stdin, limits))  # on another actor, or a sandbox_error
@@ -209,19 +217,22 @@ class RayExecutor:
 
     async def arun(self, job: dict, stdin: str | bytes = b"", limits: Limits | None = None) -> ExecResult:
         limits = limits or self.limits
-        problem = "no live Ray sandbox actor"
+        problem, lost = "no live Ray sandbox actor", None
         for attempt in self._attempts():
             index = self._acquire()
             if index is None:
                 break
             try:
-                return await self._actors[index].run.remote(job, stdin, limits)
+                lost = await self._actors[index].run.remote(job, stdin, limits)
+                if not _worker_lost(lost):
+                    return lost
+                problem, wait_s = lost.detail, WORKER_LOST_WAIT_S
             except RayActorError as exc:
                 problem, wait_s = self._lost(index, exc, attempt)
             finally:
                 self._release(index)
             await asyncio.sleep(wait_s)
-        return _unavailable(problem, limits)
+        return lost if lost is not None else _unavailable(problem, limits)
 
     async def stream(self, fn: Callable[..., Iterator[Any]], *args: Any) -> AsyncIterator[Any]:
         """Run `fn(pool, *args)` in the least busy node's actor, beside its pool, yielding what it yields.
@@ -285,6 +296,11 @@ def probe(address: str, timeout_s: float = 5.0) -> None:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
     except OSError as exc:
         raise ExecutorUnavailable(f"no Ray cluster answers at {address}: {exc.strerror or exc}") from None
+
+
+def _worker_lost(result: ExecResult) -> bool:
+    """The node's sandbox worker died under the run, as it does when its actor is being killed: run it again."""
+    return result.status == "sandbox_error" and result.detail.startswith(WORKER_LOST)
 
 
 def _unavailable(problem: str, limits: Limits) -> ExecResult:
