@@ -120,7 +120,7 @@ def test_a_crash_mid_run_is_charged_to_one_test_and_the_rest_rerun(judge):
     code = "import os\ndef add(a, b):\n    if a == 1:\n        os._exit(0)\n    return a + b"
     report = judge.judge(call_problem(tests), code)
     assert [v.status for v in report.verdicts] == ["pass", "error", "pass", "pass"]
-    assert "exited before the tests finished" in report.verdicts[1].detail
+    assert "process ended during the test" in report.verdicts[1].detail
 
 
 def test_per_test_timeout_does_not_stop_later_tests(judge):

@@ -1,15 +1,12 @@
-"""Code that runs inside a sandboxed child, around the untrusted program.
+"""Code that runs inside the candidate's sandboxed process, around the untrusted program. It decides nothing.
 
-Three modes: `stdio` runs the program as `__main__` (the parent compares its stdout), `tests` loads the program
-and runs call tests against it, `trace` runs it under `sys.settrace` and reports variables' final values.
-
-Results travel on a report pipe, one line per record, each line prefixed by a per-run nonce the parent checks;
-the run counts as complete only once the `done` record arrives, so exiting early (`sys.exit`, `os._exit`) or
-printing a fake verdict is a failure. The functions used after the program has run are bound when this module
-is imported (in the zygote, before any program exists), so a program that reassigns `os.write`, `json.dumps` or
-this module's globals does not change how verdicts are written or compared. A program that deliberately digs
-through interpreter internals (frames, `gc`, ctypes) can still reach the nonce: that is out of scope, and the
-module docstring of `sandbox.py` says so.
+Three modes. `stdio` runs the program as `__main__`; the parent compares its stdout. `serve` loads the program
+and answers calls from the judge process (`referee.py`) over two pipes, one value per call, in the plain-data
+wire format (`wire.py`); objects of the program's classes stay here behind numbered handles. `trace` runs the
+program under `sys.settrace` and writes the variables' final values on the report pipe (debugging feedback, not
+a verdict). Everything this process sends is data the judge or the parent decodes as hostile bytes: a program
+that rewrites this module, `builtins` or the encoder can only change the values it answers with, which it could
+have computed anyway. Code is compiled as a standalone file would be (no `__future__` flag of this module).
 """
 
 from __future__ import annotations
@@ -19,31 +16,20 @@ import builtins
 import io
 import json
 import os
-import signal
 import sys
 import traceback
 from typing import Any
 
-from solidcoder.execution.compare import is_plain_value, strict_equal
+from solidcoder.execution import wire
 
 MAX_REPR = 300
+MEMORY_ERROR_EXIT = 125  # a stdio program that ran out of memory (a failure either way, so no one gains by faking it)
+CANDIDATE_IN, CANDIDATE_OUT, REPORT_FD = 3, 4, 3
 
 
-class TestTimeout(BaseException):
-    """Raised by the per-test alarm; a BaseException so that `except Exception` in the program cannot eat it."""
-
-
-class Reporter:
-    """Writes nonce-prefixed JSON lines to the report pipe with functions captured before the program runs."""
-
-    def __init__(self, fd: int, nonce: str, _write=os.write, _dumps=json.dumps, _encode=str.encode) -> None:
-        self._fd, self._prefix = fd, nonce + " "
-        self._write, self._dumps, self._encode = _write, _dumps, _encode
-
-    def emit(self, record: dict) -> None:
-        data = self._encode(self._prefix + self._dumps(record, default=repr) + "\n")
-        while data:
-            data = data[self._write(self._fd, data) :]
+def compile_standalone(source: str, filename: str, mode: str = "exec"):
+    """compile() as `python file.py` would: no compiler flags inherited from this module."""
+    return compile(source, filename, mode, dont_inherit=True)
 
 
 def _fresh_stdio() -> None:
@@ -63,7 +49,7 @@ def _flush_and_exit(code: int, _exit=os._exit) -> None:
     _exit(code)
 
 
-def _describe(exc: BaseException, filename: str = "solution.py") -> str:
+def describe(exc: BaseException, filename: str = "solution.py") -> str:
     """One-line description of an exception, with the innermost line of user code when there is one."""
     lines = [f"{type(exc).__name__}: {exc}"[:500]]
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in (filename, "test.py")]
@@ -86,104 +72,115 @@ def _new_namespace(name: str) -> dict[str, Any]:
     return {"__name__": name, "__builtins__": builtins, "__file__": "solution.py"}
 
 
-def run_stdio(code: str, reporter: Reporter) -> None:
+def run_stdio(code: str) -> None:
     """Run the program as a script; exit with its status. The parent judges stdout."""
     try:
-        exec(compile(code, "solution.py", "exec"), _new_namespace("__main__"))
+        exec(compile_standalone(code, "solution.py"), _new_namespace("__main__"))
     except SystemExit as exc:
         _flush_and_exit(_exit_code_of(exc))
     except MemoryError:
-        reporter.emit({"event": "memory_error"})
         print("MemoryError", file=sys.stderr)
-        _flush_and_exit(1)
+        _flush_and_exit(MEMORY_ERROR_EXIT)
     except BaseException as exc:  # noqa: BLE001 - report whatever the program raised, like the interpreter does
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)  # without this harness's frame
         _flush_and_exit(1)
     _flush_and_exit(0)
 
 
-def _resolve(ns: dict, entry_point: str):
-    """`f` or `Class.method` (LeetCode style: a fresh instance per test)."""
-    if "." in entry_point:
-        cls_name, method = entry_point.split(".", 1)
-        return getattr(ns[cls_name](), method)
-    return ns[entry_point]
+# ---------------------------------------------------------------- serve: answer the judge's calls
 
 
-def _checked(fn, strict: bool, _plain=is_plain_value):
-    """Wrap the function under test so that it can only return plain builtin values."""
-    if not strict:
-        return fn
+class Server:
+    """The program's namespace and the objects handed out as handles; one request, one reply."""
 
-    def candidate(*args, **kwargs):
-        value = fn(*args, **kwargs)
-        if not _plain(value):
-            raise TypeError(f"returned a {type(value).__name__}, not a plain builtin value")
-        return value
+    def __init__(self, ns: dict) -> None:
+        self.ns, self.objects = ns, {}
 
-    return candidate
+    def reply_to(self, request: Any) -> tuple:
+        op = request[0]
+        if op == "call":
+            return self._call(self._target(request[1]), request[2], request[3])
+        if op == "getattr":
+            value = getattr(self.objects[request[1]], request[2])
+            return ("callable",) if callable(value) else ("value", value, ())
+        raise ValueError(f"unknown request {op!r}")
+
+    def _target(self, path: tuple):
+        if path[0] == "name":
+            return self.ns[path[1]]
+        return getattr(self.objects[path[1]], path[2])
+
+    def _call(self, fn, args: list, kwargs: dict) -> tuple:
+        args = [self._unhandle(a) for a in args]
+        before = [wire.encode(a) if type(a) in (list, dict, set) else None for a in args]
+        value = fn(*args, **{k: self._unhandle(v) for k, v in kwargs.items()})
+        mutated = tuple((i, a) for i, (a, b) in enumerate(zip(args, before, strict=True))
+                        if b is not None and _encoded_or_none(a) != b)
+        if isinstance(fn, type):
+            self.objects[len(self.objects) + 1] = value
+            return ("handle", len(self.objects), fn.__name__)
+        return ("value", value, mutated)
+
+    def _unhandle(self, value: Any) -> Any:
+        return self.objects[value.id] if type(value) is wire.Handle else value
 
 
-def _short_repr(value: Any) -> str:
+def _encoded_or_none(value: Any) -> bytes | None:
     try:
-        text = repr(value)
-    except BaseException:  # noqa: BLE001 - a broken __repr__ must not break the verdict
-        return "<unrepresentable>"
-    return text if len(text) <= MAX_REPR else text[:MAX_REPR] + "..."
+        return wire.encode(value)
+    except wire.WireError:
+        return None
 
 
-def _run_one(test: dict, ns: dict, entry_point: str, strict: bool, _equal=strict_equal, _plain=is_plain_value):
-    kind = test["kind"]
-    if kind == "call":
-        value = eval(compile(test["call"], "test.py", "eval"), dict(ns))
-        ok = (_plain(value) or not strict) and _equal(value, test["expected"])
-        return {"ok": bool(ok), "actual": _short_repr(value)}
-    scope = dict(ns)
-    if kind == "assert":
-        if entry_point in ns:  # a method entry point (Class.method) is called through its class, unwrapped
-            scope[entry_point] = _checked(ns[entry_point], strict)
-        exec(compile(test["script"], "test.py", "exec"), scope)
-    else:  # "check": a HumanEval-style `def check(candidate)` script
-        exec(compile(test["script"], "test.py", "exec"), scope)
-        scope["check"](_checked(_resolve(ns, entry_point), strict))
-    return {"ok": True}
+def exported_names(ns: dict) -> dict[str, Any]:
+    """What the judge may name: callables and classes by kind, modules by name, small plain values by value."""
+    names: dict[str, Any] = {}
+    for name, value in list(ns.items()):
+        if name.startswith("__"):
+            continue
+        if type(value).__name__ == "module":
+            names[name] = ("module", getattr(value, "__name__", name))
+        elif isinstance(value, type) or callable(value):
+            names[name] = ("class" if isinstance(value, type) else "function",)
+        elif (raw := _encoded_or_none(value)) is not None and len(raw) <= 1 << 16:
+            names[name] = ("value", value)
+    return names
 
 
-def _alarm(_signum, _frame):
-    raise TestTimeout()
+def _send(message: tuple) -> None:
+    try:
+        payload = wire.encode(message)
+    except wire.WireError as exc:
+        payload = wire.encode(("raised", "TypeError", f"the program returned {exc}"))
+    wire.write_frame(CANDIDATE_OUT, payload)
 
 
-def run_tests(job: dict, reporter: Reporter, _setitimer=signal.setitimer, _signal=signal.signal) -> None:
-    """Load the program, then run each call test in turn, reporting one verdict per test and then `done`."""
+def run_serve(code: str) -> None:
+    """Load the program, announce its names, then answer calls until the judge closes the pipe."""
     ns = _new_namespace("solution")
     try:
-        exec(compile(job["code"], "solution.py", "exec"), ns)
+        exec(compile_standalone(code, "solution.py"), ns)
+        _send(("loaded", exported_names(ns)))
     except BaseException as exc:  # noqa: BLE001 - a program that fails to load fails every test
-        reporter.emit({"event": "load_error", "error": _describe(exc)})
-        reporter.emit({"event": "done"})
+        _send(("load_error", describe(exc)))
         _flush_and_exit(0)
-    _signal(signal.SIGALRM, _alarm)
-    for index, test in enumerate(job["tests"]):
-        verdict = _guarded(test, ns, job, _setitimer)
-        reporter.emit({"event": "test", "index": index, **verdict})
-        if job.get("stop_on_failure") and not verdict["ok"]:
-            break
-    reporter.emit({"event": "done"})
-    _flush_and_exit(0)
+    server = Server(ns)
+    while True:
+        try:
+            request = wire.decode(wire.read_frame(CANDIDATE_IN))
+        except (EOFError, OSError):
+            _flush_and_exit(0)
+        _send(_answer(server, request))
 
 
-def _guarded(test: dict, ns: dict, job: dict, _setitimer) -> dict:
-    _setitimer(signal.ITIMER_REAL, job["test_time_s"])
+def _answer(server: Server, request: Any) -> tuple:
     try:
-        return _run_one(test, ns, job["entry_point"], job.get("strict", True))
-    except TestTimeout:
-        return {"ok": False, "timeout": True, "error": f"timed out after {job['test_time_s']} s"}
-    except MemoryError:
-        return {"ok": False, "error": "MemoryError"}
-    except BaseException as exc:  # noqa: BLE001 - SystemExit inside a test is a failure of that test
-        return {"ok": False, "error": _describe(exc)}
-    finally:
-        _setitimer(signal.ITIMER_REAL, 0)
+        return server.reply_to(request)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, MemoryError... all are the call's outcome
+        return ("raised", type(exc).__name__, describe(exc))
+
+
+# ---------------------------------------------------------------- trace
 
 
 def _literal_repr(value: Any) -> str | None:
@@ -210,7 +207,7 @@ def _snapshot(variables: dict, borrowed: tuple[str, ...] = ()) -> dict[str, str]
     return out
 
 
-def run_trace(job: dict, reporter: Reporter) -> None:
+def run_trace(job: dict) -> None:
     """Run the program (and optionally a call) under settrace; report each scope's final variable values."""
     scopes: dict[str, dict[str, str]] = {}
 
@@ -227,31 +224,30 @@ def run_trace(job: dict, reporter: Reporter) -> None:
     error = None
     sys.settrace(global_tracer)
     try:
-        exec(compile(job["code"], "solution.py", "exec"), ns)
+        exec(compile_standalone(job["code"], "solution.py"), ns)
         if job.get("call") is not None:
-            eval(compile(job["call"], "call.py", "eval"), ns)
+            eval(compile_standalone(job["call"], "call.py", "eval"), ns)
     except SystemExit:
         pass
     except BaseException as exc:  # noqa: BLE001 - a program that raises reports the exception, not values
-        error = _describe(exc)
+        error = describe(exc)
     finally:
         sys.settrace(None)
     scopes.pop("<module>", None)
     scopes["<module>"] = _snapshot({k: v for k, v in ns.items() if not callable(v) and type(v).__name__ != "module"})
-    reporter.emit({"event": "trace", "scopes": {} if error else scopes, "error": error})
-    reporter.emit({"event": "done"})
+    record = json.dumps({"event": "trace", "scopes": {} if error else scopes, "error": error}, default=repr)
+    os.write(REPORT_FD, record.encode() + b"\n")
     _flush_and_exit(0)
 
 
-def run_child(job: dict, report_fd: int) -> None:
-    """Entry point in the child after confinement: never returns."""
+def run_candidate(job: dict) -> None:
+    """Entry point in the candidate's process after confinement: never returns."""
     _fresh_stdio()
-    reporter = Reporter(report_fd, job["nonce"])
     mode = job["mode"]
     if mode == "stdio":
-        run_stdio(job["code"], reporter)
-    elif mode == "tests":
-        run_tests(job, reporter)
+        run_stdio(job["code"])
+    elif mode == "serve":
+        run_serve(job["code"])
     elif mode == "trace":
-        run_trace(job, reporter)
+        run_trace(job)
     _flush_and_exit(120)

@@ -20,7 +20,6 @@ import ctypes.util
 import errno
 import os
 import resource
-import stat
 import sys
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWIPC = 0x08000000
 # Every CLONE_NEW* bit (mount, cgroup, uts, ipc, user, pid, net): a sandboxed program may not create namespaces.
 _CLONE_NS_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 _SIGCHLD = 17
@@ -118,14 +118,15 @@ def _enter_user_namespace() -> None:
     _write_file("/proc/self/gid_map", f"0 {gid} 1")
 
 
-def _remount_read_only() -> None:
+def _remount_read_only(path: str) -> None:
     attr = (ctypes.c_uint64 * 4)(_MOUNT_ATTR_RDONLY, 0, 0, 0)  # struct mount_attr {set, clr, propagation, userns}
-    res = _libc.syscall(_SYS_MOUNT_SETATTR, -100, b"/", _AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr))
-    _check(int(res), "mount_setattr(/, read-only)")
+    res = _libc.syscall(_SYS_MOUNT_SETATTR, -100, path.encode(), _AT_RECURSIVE, ctypes.byref(attr),
+                        ctypes.sizeof(attr))
+    _check(int(res), f"mount_setattr({path}, read-only)")
 
 
-def isolate_zygote(tmp_mb: int) -> list[Layer]:
-    """Put the calling (zygote) process into its own network and mount namespaces; report each layer."""
+def isolate_zygote(import_paths: list[str]) -> list[Layer]:
+    """Put the calling (zygote) process into its own network, IPC and mount namespaces; report each layer."""
     layers: list[Layer] = []
     userns = os.geteuid() != 0
     if userns:
@@ -136,61 +137,147 @@ def isolate_zygote(tmp_mb: int) -> list[Layer]:
             layers.append(Layer("user_namespace", False, str(exc)))
             return layers + [Layer(n, False, "needs root or a user namespace") for n in ("network", "filesystem")]
     try:
-        _unshare(CLONE_NEWNET)
+        _unshare(CLONE_NEWNET | CLONE_NEWIPC)
         layers.append(Layer("network", True, "new network namespace, no interfaces up"))
     except OSError as exc:
         layers.append(Layer("network", False, str(exc)))
-    layers.append(_isolate_filesystem(tmp_mb))
+    layers.append(_isolate_filesystem(import_paths, keep_proc=userns))
     return layers
 
 
-def _isolate_filesystem(tmp_mb: int) -> Layer:
+def _isolate_filesystem(import_paths: list[str], keep_proc: bool) -> Layer:
     try:
         _unshare(CLONE_NEWNS)
         _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
-        _expose_import_paths(sys.path)
-        _remount_read_only()  # before the tmpfs, which must stay writable
-        _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={tmp_mb}m,mode=1777")
-        if os.path.isdir("/dev/shm"):  # POSIX semaphores and shared memory (multiprocessing) live here
-            _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=16m,mode=1777")
-        detail = f"everything read-only except private tmpfs on /tmp ({tmp_mb} MiB) and /dev/shm"
-        return Layer("filesystem", True, detail)
+        shown = build_root(ROOT_MOUNTPOINT, import_paths, keep_proc)
+        _pivot_into(ROOT_MOUNTPOINT)
+        return Layer("filesystem", True, f"a read-only root of {len(shown)} paths (system libraries, the Python "
+                                         "installation and its import paths); fresh tmpfs /tmp, /dev/shm per run")
     except OSError as exc:
         return Layer("filesystem", False, str(exc))
 
 
-def _blocked_ancestor(path: str) -> str | None:
-    """The highest directory on `path` that "other" users cannot traverse, if any."""
-    current = "/"
-    for part in path.strip("/").split("/"):
-        current = os.path.join(current, part)
-        if os.path.isdir(current) and not os.stat(current).st_mode & stat.S_IXOTH:
-            return current
-    return None
+ROOT_MOUNTPOINT = "/tmp"  # in the zygote's own mount namespace only: the new root is a tmpfs mounted here
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives")
+_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+_MS_BIND = 0x1000
+_MS_NOEXEC = 0x8
+_MNT_DETACH = 2
+_SYS_PIVOT_ROOT = 155
 
 
-def _expose_import_paths(paths: list[str]) -> None:
-    """Make the interpreter's import paths reachable by the unprivileged sandbox uid.
+def python_paths(paths: list[str]) -> list[str]:
+    """The import paths that belong to the Python installation or an environment, not a project checkout."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    kept = set()
+    for path in (os.path.realpath(p) for p in paths if p):
+        inside = any(path == pre or path.startswith(pre + os.sep) for pre in prefixes)
+        if os.path.isdir(path) and (inside or os.path.basename(path) in ("site-packages", "dist-packages")):
+            kept.add(path)
+    return sorted(kept | prefixes)
 
-    A Python installed under a private home (pyenv in /root, mode 700) is untraversable for other users, so
-    imports that were not preloaded would fail. Inside the zygote's own mount namespace we cover each such
-    directory with an empty tmpfs holding bind mounts of only the import paths under it: the rest of that home
-    (keys, caches, credentials) stays invisible. The host's view is unchanged.
-    """
-    groups: dict[str, list[str]] = {}
-    for path in sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)}):
-        blocked = _blocked_ancestor(path)
-        kept = groups.setdefault(blocked, []) if blocked and blocked != path else None
-        if kept is not None and not any(path.startswith(k + "/") for k in kept):
+
+def build_root(root: str, import_paths: list[str], keep_proc: bool) -> list[str]:
+    """A read-only tmpfs root at `root` holding only what Python and its packages need; returns what it shows."""
+    _mount("tmpfs", root, "tmpfs", _MS_NOSUID, "size=4m,mode=0755")
+    shown = [p for p in _SYSTEM_DIRS + _SYSTEM_FILES + _DEVICES if os.path.lexists(p)]
+    for path in shown:
+        _show(root, path)
+    for path in _outermost(python_paths(import_paths)):
+        _show(root, path)
+        shown.append(path)
+    for name in ("tmp", "proc", "dev/shm"):
+        os.makedirs(root + "/" + name, mode=0o1777 if name == "tmp" else 0o755, exist_ok=True)
+    if keep_proc:  # a user namespace may mount a new /proc only where a full one is already visible
+        _mount("/proc", root + "/proc", None, _MS_BIND | _MS_REC)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{root}/dev/{name}")
+    _remount_read_only(root)
+    return shown
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    kept: list[str] = []
+    for path in sorted(paths):
+        if not any(path.startswith(k + "/") for k in kept):
             kept.append(path)
-    for blocked, keep in groups.items():
-        trees = [(path, _open_tree(path)) for path in keep]
-        _mount("tmpfs", blocked, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
-        for path, tree_fd in trees:
-            os.makedirs(path, mode=0o755, exist_ok=True)
-            res = _libc.syscall(_SYS_MOVE_MOUNT, tree_fd, b"", -100, path.encode(), _MOVE_MOUNT_F_EMPTY_PATH)
-            os.close(tree_fd)
-            _check(int(res), f"move_mount {path}")
+    return kept
+
+
+def _show(root: str, path: str) -> None:
+    """Make `path` appear at the same place under `root`: a symlink as a symlink, else a recursive bind mount."""
+    target = root + path
+    os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+    if os.path.islink(path) and os.path.dirname(path) in ("/", "/etc"):
+        os.symlink(os.readlink(path), target)
+        return
+    if os.path.isdir(path):
+        os.makedirs(target, mode=0o755, exist_ok=True)
+    else:
+        open(target, "a").close()
+    _mount(path, target, None, _MS_BIND | _MS_REC)
+
+
+def _pivot_into(root: str) -> None:
+    os.chdir(root)
+    _check(int(_libc.syscall(_SYS_PIVOT_ROOT, b".", b".")), "pivot_root")
+    _check(_libc.umount2(b".", _MNT_DETACH), "umount the old root")
+    os.chdir("/")
+    _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
+
+
+def clone_run() -> int:
+    """fork() into new PID, mount and IPC namespaces: returns the pid like fork() does.
+
+    The child is init of its PID namespace, so every process it leaves dies with it. Raises OSError when the
+    kernel refuses; the zygote has checked at start (`probe_run_namespaces`) that it does not.
+    """
+    flags = _SIGCHLD | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC
+    pid = int(_pylibc.syscall(_SYS_CLONE, flags, 0, 0, 0, 0))
+    if pid < 0:
+        raise OSError(ctypes.get_errno(), f"clone: {os.strerror(ctypes.get_errno())}")
+    return pid
+
+
+def probe_run_namespaces() -> Layer:
+    """Check once that per-run PID, mount and IPC namespaces work here (a throwaway clone)."""
+    try:
+        pid = clone_run()
+    except OSError as exc:
+        return Layer("pid_namespace", False, f"{exc}; runs are plain forks, killed by process group")
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return Layer("pid_namespace", True, "each run is init of its own PID namespace, with its own IPC namespace")
+
+
+def mount_run_filesystems(tmp_mb: int, tmp_trees: list[tuple[str, int]]) -> str:
+    """In a candidate's fresh mount namespace: a new tmpfs /tmp and /dev/shm and its own /proc.
+
+    `tmp_trees` are (path, open_tree fd) of import paths that live under /tmp, put back over the new tmpfs.
+    Returns how /proc was provided ("own" or why it is empty).
+    """
+    _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
+    _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={tmp_mb}m,mode=1777")
+    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=16m,mode=1777")
+    for path, tree_fd in tmp_trees:
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        _check(int(_libc.syscall(_SYS_MOVE_MOUNT, tree_fd, b"", -100, path.encode(), _MOVE_MOUNT_F_EMPTY_PATH)),
+               f"move_mount {path}")
+    try:
+        _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+        return "own"
+    except OSError as exc:
+        _mount("tmpfs", "/proc", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=4k,mode=0555")
+        return f"empty ({exc})"
+
+
+def open_tmp_trees(import_paths: list[str]) -> list[tuple[str, int]]:
+    """Detached copies of the import paths under /tmp (a virtualenv there), to re-attach in each run."""
+    under = [p for p in _outermost(python_paths(import_paths)) if p.startswith("/tmp/")]
+    return [(path, _open_tree(path)) for path in under]
 
 
 def _open_tree(path: str) -> int:
@@ -198,27 +285,6 @@ def _open_tree(path: str) -> int:
     if fd < 0:
         _check(fd, f"open_tree {path}")
     return fd
-
-
-def clone_into_pid_namespace() -> tuple[int, Layer]:
-    """fork() into a new PID namespace: the child is its init, so every process it leaves dies with it.
-
-    Returns (pid, layer) like os.fork() returns pid. Falls back to os.fork() when the kernel refuses.
-    """
-    pid = int(_pylibc.syscall(_SYS_CLONE, _SIGCHLD | CLONE_NEWPID, 0, 0, 0, 0))
-    if pid >= 0:
-        return pid, Layer("pid_namespace", True, "each run is init of its own PID namespace")
-    reason = os.strerror(ctypes.get_errno())
-    return os.fork(), Layer("pid_namespace", False, f"clone(CLONE_NEWPID): {reason}; process-group kill only")
-
-
-def probe_pid_namespace() -> Layer:
-    """Check once whether per-run PID namespaces work here (a throwaway clone)."""
-    pid, layer = clone_into_pid_namespace()
-    if pid == 0:
-        os._exit(0)
-    os.waitpid(pid, 0)
-    return layer
 
 
 def apply_rlimits(limits: ChildLimits) -> None:
@@ -265,6 +331,7 @@ class _SockFprog(ctypes.Structure):
 _SCMP_ACT_ALLOW = 0x7FFF0000
 _SCMP_CMP_NE = 1
 _SCMP_CMP_MASKED_EQ = 7
+_NON_STREAM_TYPES = (2, 3, 4, 5, 6, 10)  # SOCK_DGRAM, RAW, RDM, SEQPACKET, DCCP, PACKET
 
 
 def _scmp_errno(err: int) -> int:
@@ -272,7 +339,7 @@ def _scmp_errno(err: int) -> int:
 
 
 def build_seccomp_filter() -> bytes:
-    """Compile the filter once with libseccomp and return the raw BPF program (loaded per child by prctl)."""
+    """Compile the filter once with libseccomp and return the raw BPF program (loaded per process by prctl)."""
     name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
     lib = ctypes.CDLL(name, use_errno=True)
     lib.seccomp_init.restype = ctypes.c_void_p
@@ -298,9 +365,12 @@ def _add_rules(lib: ctypes.CDLL, ctx: ctypes.c_void_p) -> None:
     eperm = _scmp_errno(errno.EPERM)
     for name in BLOCKED_SYSCALLS:
         _rule(lib, ctx, eperm, name)
-    # Sockets: only AF_UNIX (asyncio's self-pipe, multiprocessing); the network namespace is the second wall.
-    _rule(lib, ctx, _scmp_errno(errno.EACCES), "socket", _ArgCmp(0, _SCMP_CMP_NE, _AF_UNIX, 0))
+    # No socket() of any family: an AF_UNIX socket could connect to any socket file on the host (docker.sock,
+    # /dev/log). Only connected pairs: socketpair(AF_UNIX, SOCK_STREAM) for asyncio and multiprocessing.
+    _rule(lib, ctx, _scmp_errno(errno.EACCES), "socket")
     _rule(lib, ctx, _scmp_errno(errno.EACCES), "socketpair", _ArgCmp(0, _SCMP_CMP_NE, _AF_UNIX, 0))
+    for sock_type in _NON_STREAM_TYPES:  # a datagram pair can still sendto() a socket file by its path
+        _rule(lib, ctx, _scmp_errno(errno.EACCES), "socketpair", _ArgCmp(1, _SCMP_CMP_MASKED_EQ, 0xF, sock_type))
     # New namespaces through clone(); clone3 passes flags in memory seccomp cannot read, so make libc fall back.
     for flag in _CLONE_NS_FLAGS:
         _rule(lib, ctx, eperm, "clone", _ArgCmp(0, _SCMP_CMP_MASKED_EQ, flag, flag))
@@ -334,3 +404,77 @@ class SeccompProgram:
         """Install on the calling process (after no_new_privs, required without CAP_SYS_ADMIN)."""
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
         _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._prog), 0, 0), "prctl(SECCOMP)")
+
+
+# ---------------------------------------------------------------- memory cgroup
+
+
+def _own_cgroup_dir() -> str:
+    """This process's memory cgroup directory: the v1 memory hierarchy when mounted, else the v2 one."""
+    lines = open("/proc/self/cgroup").read().splitlines()
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(",") and os.path.isdir("/sys/fs/cgroup/memory"):
+            return "/sys/fs/cgroup/memory" + path
+    v2 = next((line.split(":", 2)[2] for line in lines if line.startswith("0::")), None)
+    if v2 is None:
+        raise OSError(errno.ENOENT, "no memory cgroup hierarchy is mounted")
+    return "/sys/fs/cgroup" + v2
+
+
+def create_memory_cgroup(name: str) -> str:
+    """A child memory cgroup of ours, named `name`; OSError when cgroups cannot be written here."""
+    path = os.path.join(_own_cgroup_dir(), name)
+    os.mkdir(path)
+    if not any(os.path.exists(os.path.join(path, f)) for f in ("memory.limit_in_bytes", "memory.max")):
+        os.rmdir(path)
+        raise OSError(errno.ENOTSUP, "the memory controller is not enabled for our cgroup")
+    return path
+
+
+def remove_cgroup(path: str) -> None:
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+class MemoryCgroup:
+    """A per-worker memory cgroup, held by open files (the zygote's root hides /sys): limit, join, OOM count.
+
+    It bounds what RLIMIT_AS does not see (memfd and tmpfs pages, page tables) and kills the run when it is full.
+    """
+
+    def __init__(self, path: str) -> None:
+        v1 = os.path.exists(os.path.join(path, "memory.limit_in_bytes"))
+        names = ("memory.limit_in_bytes", "memory.oom_control") if v1 else ("memory.max", "memory.events")
+        self.procs = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY)
+        self.limit_fd = os.open(os.path.join(path, names[0]), os.O_WRONLY)
+        self.events = os.open(os.path.join(path, names[1]), os.O_RDONLY)
+        swap = os.path.join(path, "memory.memsw.limit_in_bytes" if v1 else "memory.swap.max")
+        self.swap_fd = os.open(swap, os.O_WRONLY) if os.path.exists(swap) else None
+        self.limit: int | None = None
+        self.v1 = v1
+
+    def set_limit(self, limit: int) -> None:
+        """Bound memory (and swap: none beyond it) at `limit` bytes."""
+        if limit == self.limit:
+            return
+        writes = [(self.limit_fd, limit), (self.swap_fd, limit if self.v1 else 0)]
+        if self.v1 and self.limit is not None and limit > self.limit:
+            writes.reverse()  # v1 refuses a memory limit above the memory+swap limit
+        for fd, value in writes:
+            if fd is not None:
+                os.pwrite(fd, str(value).encode(), 0)
+        self.limit = limit
+
+    def join(self) -> None:
+        """Move the calling process into the cgroup (before it drops its privileges)."""
+        os.pwrite(self.procs, b"0", 0)
+
+    def oom_kills(self) -> int:
+        for line in os.pread(self.events, 4096, 0).decode().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0

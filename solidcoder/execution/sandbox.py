@@ -34,16 +34,17 @@ import json
 import logging
 import os
 import queue
-import secrets
 import select
+import signal
+import socket
 import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
-from solidcoder.execution.isolation import Layer
-from solidcoder.execution.zygote import recv, send
+from solidcoder.execution import harness
+from solidcoder.execution.isolation import Layer, create_memory_cgroup, remove_cgroup
 
 log = logging.getLogger("solidcoder.sandbox")
 
@@ -63,6 +64,10 @@ class Limits:
     max_open_files: int = 64
     max_output_bytes: int = 8 << 20
 
+    @property
+    def cpu_s_or_wall(self) -> float:
+        return self.cpu_s if self.cpu_s is not None else self.wall_s
+
     def as_request(self) -> dict:
         values = asdict(self)
         values["cpu_s"] = self.cpu_s if self.cpu_s is not None else self.wall_s
@@ -71,7 +76,7 @@ class Limits:
 
 @dataclass
 class ExecResult:
-    """What happened to one run. `status` is one of STATUSES; `records` are the harness's nonce-checked reports."""
+    """What happened to one run. `status` is one of STATUSES; `records` are the judge process's reports."""
 
     status: str
     exit_code: int | None = None
@@ -89,17 +94,6 @@ class ExecResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
-    @classmethod
-    def from_wire(cls, raw: dict, limits: Limits) -> ExecResult:
-        stdout, stderr = raw.pop("stdout", b""), raw.pop("stderr", b"")
-        return cls(
-            stdout=stdout.decode("utf-8", errors="replace"),
-            stderr=stderr[:STDERR_KEPT].decode("utf-8", errors="replace"),
-            stdout_truncated=len(stdout) >= limits.max_output_bytes,
-            stderr_truncated=len(stderr) > STDERR_KEPT,
-            **raw,
-        )
-
 
 @dataclass(frozen=True)
 class SandboxConfig:
@@ -109,6 +103,7 @@ class SandboxConfig:
     isolate: bool = True
     seccomp: bool = True
     tmp_mb: int = 64
+    memory_cgroup: bool = True
     uid_base: int = 64000
     start_timeout_s: float = 30.0
 
@@ -118,12 +113,14 @@ class SandboxError(RuntimeError):
 
 
 class _Worker:
-    """One zygote process and its control pipes."""
+    """One zygote process and the Unix socket it is driven over."""
 
     def __init__(self, index: int, config: SandboxConfig) -> None:
         self.index, self.config = index, config
         self.layers: list[Layer] = []
         self.proc: subprocess.Popen | None = None
+        self.sock: socket.socket | None = None
+        self.cgroup: str | None = None
 
     def start(self) -> None:
         root = os.geteuid() == 0
@@ -133,22 +130,34 @@ class _Worker:
             "uid": self.config.uid_base + self.index if root else 0,
             "gid": self.config.uid_base + self.index if root else 0,
             "nproc_base": 0 if root else _count_own_processes() + 64,
+            **self._cgroup_config(),
         }
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
                "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "solidcoder.execution.zygote", json.dumps(zygote_config)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True, start_new_session=True)
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "solidcoder.execution.zygote", json.dumps(zygote_config)],
+                stdin=theirs, stdout=subprocess.DEVNULL, env=env, close_fds=True, start_new_session=True)
         hello = self._receive(self.config.start_timeout_s)
         if hello is None:
             self.stop()
             raise SandboxError("sandbox worker failed to start (see stderr above)")
         self.layers = [Layer(**layer) for layer in hello["layers"]]
 
-    def call(self, request: dict, timeout_s: float) -> dict | None:
+    def _cgroup_config(self) -> dict:
+        if not (self.config.isolate and self.config.memory_cgroup):
+            return {}
+        try:
+            self.cgroup = self.cgroup or create_memory_cgroup(f"solidcoder-{os.getpid()}-{self.index}")
+            return {"cgroup": self.cgroup}
+        except OSError as exc:
+            return {"cgroup_error": f"no memory cgroup: {exc.strerror or exc}"}
+
+    def call(self, header: dict, fds: list[int], timeout_s: float) -> dict | None:
         """Send a request and wait for its reply; None when the worker died or hung (it is then stopped)."""
         try:
-            send(self.proc.stdin.fileno(), request)
+            socket.send_fds(self.sock, [json.dumps(header).encode()], fds)
         except OSError:
             self.stop()
             return None
@@ -158,13 +167,13 @@ class _Worker:
         return reply
 
     def _receive(self, timeout_s: float) -> dict | None:
-        fd = self.proc.stdout.fileno()
-        ready, _, _ = select.select([fd], [], [], timeout_s)
+        ready, _, _ = select.select([self.sock], [], [], timeout_s)
         if not ready:
             return None
         try:
-            return recv(fd)
-        except (OSError, EOFError, ValueError):
+            data = self.sock.recv(1 << 20)
+            return json.loads(data) if data else None
+        except (OSError, ValueError):
             return None
 
     def alive(self) -> bool:
@@ -173,14 +182,17 @@ class _Worker:
     def stop(self) -> None:
         if self.proc is None:
             return
-        for stream in (self.proc.stdin, self.proc.stdout):
-            stream.close()
+        self.sock.close()
         try:
             self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
+
+    def remove_cgroup(self) -> None:
+        if self.cgroup is not None:
+            remove_cgroup(self.cgroup)
 
 
 def _count_own_processes() -> int:
@@ -223,23 +235,19 @@ class SandboxPool:
         return len(self._workers)
 
     def run(self, job: dict, stdin: str | bytes = b"", limits: Limits | None = None) -> ExecResult:
-        """Run one harness job (see harness.py) with a fresh nonce; never raises for the program's behaviour."""
+        """Run one job (`stdio`, `tests` or `trace`, see `_request`); never raises for the program's behaviour."""
         limits = limits or self.limits
-        job = {**job, "nonce": secrets.token_hex(16)}
-        data = stdin.encode() if isinstance(stdin, str) else stdin
-        request = {"job": job, "stdin": data, "limits": limits.as_request()}
-        worker = self._idle.get()
-        try:
-            if not worker.alive():
-                worker.start()
-            reply = worker.call(request, limits.wall_s + 10.0)
-        except (OSError, SandboxError) as exc:
-            reply = {"status": "sandbox_error", "detail": f"worker unavailable: {exc}"}
-        finally:
-            self._idle.put(worker)
-        if reply is None:
-            reply = {"status": "sandbox_error", "detail": "sandbox worker died or stopped answering"}
-        return ExecResult.from_wire(reply, limits)
+        with _Request(job, stdin, limits) as request:
+            worker = self._idle.get()
+            try:
+                if not worker.alive():
+                    worker.start()
+                reply = worker.call(request.header, request.fds, limits.wall_s + 10.0)
+            except (OSError, SandboxError) as exc:
+                reply = {"setup_error": f"worker unavailable: {exc}"}
+            finally:
+                self._idle.put(worker)
+            return request.result(reply or {"setup_error": "sandbox worker died or stopped answering"})
 
     def run_program(self, code: str, stdin: str | bytes = b"", limits: Limits | None = None) -> ExecResult:
         """Run `code` as a script with `stdin`; the caller judges stdout."""
@@ -263,6 +271,7 @@ class SandboxPool:
             self._executor.shutdown(wait=True)
         for worker in self._workers:
             worker.stop()
+            worker.remove_cgroup()
 
     def __enter__(self) -> SandboxPool:
         return self
@@ -272,3 +281,88 @@ class SandboxPool:
 
     def with_limits(self, **changes) -> Limits:
         return replace(self.limits, **changes)
+
+
+class _Request:
+    """One run's memfds, made here so the zygote passes them on unread, and the result read back from them."""
+
+    def __init__(self, job: dict, stdin: str | bytes, limits: Limits) -> None:
+        self.mode, self.limits = job["mode"], limits
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        candidate = {"mode": "serve" if self.mode == "tests" else self.mode, "code": job["code"],
+                     "call": job.get("call")}
+        self.files = {"program": _memfd(json.dumps(candidate).encode()), "stdin": _memfd(data),
+                      "stdout": _memfd(b""), "stderr": _memfd(b""), "report": _memfd(b"")}
+        if self.mode == "tests":
+            self.files["judge"] = _memfd(json.dumps({k: v for k, v in job.items() if k != "code"}).encode())
+        self.header = {"mode": self.mode, "limits": limits.as_request()}
+
+    @property
+    def fds(self) -> list[int]:
+        return list(self.files.values())
+
+    def __enter__(self) -> _Request:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for fd in self.files.values():
+            os.close(fd)
+
+    def result(self, reply: dict) -> ExecResult:
+        if reply.get("setup_error"):
+            return ExecResult("sandbox_error", detail=str(reply["setup_error"])[-2000:], wall_s=reply.get("wall_s", 0))
+        candidate = reply["candidate"]
+        stdout, stdout_size = _read(self.files["stdout"], self.limits.max_output_bytes)
+        stderr, stderr_size = _read(self.files["stderr"], STDERR_KEPT)
+        return ExecResult(
+            status=self._status(reply, candidate, stdout_size), exit_code=candidate["exit_code"],
+            signal=candidate["signal"], stdout=stdout.decode("utf-8", errors="replace"),
+            stderr=stderr.decode("utf-8", errors="replace"), stdout_truncated=stdout_size > len(stdout),
+            stderr_truncated=stderr_size > len(stderr), wall_s=reply["wall_s"], cpu_s=candidate["cpu_s"],
+            records=_records(_read(self.files["report"], 64 << 20)[0]))
+
+    def _status(self, reply: dict, candidate: dict, stdout_size: int) -> str:
+        sig, code = candidate["signal"], candidate["exit_code"]
+        used_cpu = candidate["cpu_s"] >= self.limits.cpu_s_or_wall
+        cpu_exhausted = sig == signal.SIGXCPU or (sig == signal.SIGKILL and used_cpu)
+        if reply["timed_out"] or (cpu_exhausted and self.mode != "tests"):
+            return "timeout"
+        if reply["flooded"] or (sig == signal.SIGXFSZ and stdout_size >= self.limits.max_output_bytes):
+            return "output_limit"
+        if reply.get("oom") or code == harness.MEMORY_ERROR_EXIT:
+            return "memory_limit"
+        if self.mode == "tests":  # the judge decided; the candidate was killed once it was done
+            return "runtime_error" if sig in _CRASH_SIGNALS else "ok"
+        if sig is not None:
+            return "runtime_error" if sig in _CRASH_SIGNALS else "killed"
+        return "ok" if code == 0 else "runtime_error"
+
+
+_CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGXFSZ}
+
+
+def _memfd(data: bytes) -> int:
+    fd = os.memfd_create("solidcoder", os.MFD_CLOEXEC)
+    if data:
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)  # the child shares this offset: it reads from the start
+    return fd
+
+
+def _read(fd: int, cap: int) -> tuple[bytes, int]:
+    """Up to `cap` bytes of a memfd from its start, and its whole size."""
+    size = os.fstat(fd).st_size
+    return os.pread(fd, min(size, cap), 0), size
+
+
+def _records(raw: bytes) -> list[dict]:
+    """The report's JSON lines; anything that is not a JSON object is dropped."""
+    records = []
+    for line in raw.split(b"\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if type(record) is dict:
+            records.append(record)
+    return records

@@ -1,30 +1,41 @@
-"""The fork-server ("zygote") process behind each sandbox worker.
+"""The fork-server ("zygote") process behind each sandbox worker. It never holds a request's payload.
 
-Started by `SandboxPool` as `python -m solidcoder.execution.zygote CONFIG_JSON`, it pre-imports the standard
-library modules that solutions use, isolates itself once (network and mount namespaces, read-only filesystem,
-private /tmp), then serves requests from its parent over stdin/stdout: for each one it clones a child into a new
-PID namespace, confines it (rlimits, scrubbed environment, unprivileged uid, seccomp) and runs the harness there,
-collecting stdout, stderr and harness reports with caps and a wall-clock deadline. It never starts a thread:
-children are cloned without the interpreter's fork hooks, which is only safe in a single-threaded process.
+Started by `SandboxPool` as `python -m solidcoder.execution.zygote CONFIG_JSON` with a Unix socket on stdin, it
+pre-imports the modules solutions use, isolates itself once (network and IPC namespaces, a read-only root that
+holds only system libraries and the Python installation), then serves requests. A request is a small header
+(mode and limits) plus file descriptors made by the pool: memfds holding the program, the judge's job and stdin,
+and empty memfds for stdout, stderr and the report. The zygote passes them to its children without reading them,
+so no code, test, input or output of a run ever enters its memory, and a later child cloned from it cannot find
+them there. Per run it clones:
+
+* the candidate's process, into new PID, mount and IPC namespaces with a fresh tmpfs /tmp and /dev/shm and its
+  own /proc, in the worker's memory cgroup, confined (rlimits, unprivileged uid, seccomp), running `harness.py`;
+* for `tests` runs, the judge process (`referee.py`), confined the same way but holding the tests, connected to
+  the candidate by two pipes and able to kill it (a pidfd).
+
+It waits for them with a wall-clock deadline and output caps (the memfds' sizes), kills what is left, and replies
+with exit statuses only. It never starts a thread: children are cloned without the interpreter's fork hooks,
+which is only safe in a single-threaded process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gc
 import importlib
 import json
 import os
-import pickle
 import random
 import select
 import shutil
 import signal
-import struct
+import socket
 import sys
+import tempfile
 import time
 
-from solidcoder.execution import harness, isolation
+from solidcoder.execution import harness, isolation, referee
 
 PRELOAD = (
     "array", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal", "enum", "fractions",
@@ -34,33 +45,9 @@ PRELOAD = (
 )
 SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
 SETUP_FAILED_EXIT = 121
-READY = '{"event": "ready"}'
-_HEADER = struct.Struct("<Q")
-_CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT}
-
-
-def send(fd: int, obj) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    data = _HEADER.pack(len(data)) + data
-    while data:
-        data = data[os.write(fd, data) :]
-
-
-def recv(fd: int):
-    """One framed message, or None at end of stream."""
-    header = _read_exact(fd, _HEADER.size)
-    return None if header is None else pickle.loads(_read_exact(fd, _HEADER.unpack(header)[0]) or b"")
-
-
-def _read_exact(fd: int, size: int) -> bytes | None:
-    chunks, remaining = [], size
-    while remaining:
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+FD_NAMES = ("program", "stdin", "stdout", "stderr", "report", "judge")
+MAX_HEADER = 1 << 16
+_WATCH_S = 0.05  # how often a long run's output sizes are checked
 
 
 class Zygote:
@@ -70,20 +57,26 @@ class Zygote:
         self.config = config
         self.layers: list[isolation.Layer] = []
         self.seccomp: isolation.SeccompProgram | None = None
-        self.private_tmp = False
+        self.cgroup: isolation.MemoryCgroup | None = None
+        self.namespaces = False
+        self.tmp_trees: list[tuple[str, int]] = []
+        self.devnull = -1
 
     def start(self) -> list[isolation.Layer]:
         for name in PRELOAD:
             importlib.import_module(name)
+        self._open_cgroup()
         if self.config["isolate"]:
-            self.layers += isolation.isolate_zygote(self.config["tmp_mb"])
-            self.layers.append(isolation.probe_pid_namespace())
+            self.layers += isolation.isolate_zygote(sys.path)
+            self.layers.append(isolation.probe_run_namespaces())
+            self.namespaces = self.layers[-1].on
+            self.tmp_trees = isolation.open_tmp_trees(sys.path) if self.filesystem_on() else []
         else:
             self.layers += [isolation.Layer(n, False, "disabled by configuration")
                             for n in ("network", "filesystem", "pid_namespace")]
-        self.private_tmp = any(layer.name == "filesystem" and layer.on for layer in self.layers)
         self._prepare_seccomp()
         os.chdir("/")
+        self.devnull = os.open(os.devnull, os.O_RDWR)
         # The environment children inherit: set once here instead of scrubbing it in every child.
         os.environ.clear()
         os.environ.update(SAFE_ENV)
@@ -93,106 +86,194 @@ class Zygote:
         gc.freeze()
         return self.layers
 
+    def filesystem_on(self) -> bool:
+        return any(layer.name == "filesystem" and layer.on for layer in self.layers)
+
+    def _open_cgroup(self) -> None:
+        path = self.config.get("cgroup")
+        if not path:
+            detail = self.config.get("cgroup_error") or "disabled by configuration"
+            self.layers.append(isolation.Layer("memory_cgroup", False, f"{detail}; memfd, tmpfs and shared memory "
+                                                                       "pages are bounded only by tmpfs sizes"))
+            return
+        self.cgroup = isolation.MemoryCgroup(path)
+        self.layers.append(isolation.Layer("memory_cgroup", True, "each run's memory, shared memory and memfds "
+                                                                  "counted against its memory limit"))
+
     def _prepare_seccomp(self) -> None:
         if not self.config["seccomp"]:
             self.layers.append(isolation.Layer("seccomp", False, "disabled by configuration"))
             return
         try:
             self.seccomp = isolation.SeccompProgram(isolation.build_seccomp_filter())
-            self.layers.append(isolation.Layer("seccomp", True, "sockets (but AF_UNIX), ptrace, setuid, mount, "
-                                                                "namespaces and kernel-admin calls refused"))
+            self.layers.append(isolation.Layer("seccomp", True, "socket() refused (only connected AF_UNIX stream "
+                                                                "pairs), ptrace, setuid, mount, namespaces and "
+                                                                "kernel-admin calls refused"))
         except OSError as exc:
             self.layers.append(isolation.Layer("seccomp", False, f"libseccomp unavailable: {exc}"))
 
-    def serve(self, ctrl_in: int, ctrl_out: int) -> None:
-        while (request := recv(ctrl_in)) is not None:
-            send(ctrl_out, self.execute(request))
+    def serve(self, control: socket.socket) -> None:
+        while True:
+            try:
+                header, fds, _, _ = socket.recv_fds(control, MAX_HEADER, len(FD_NAMES))
+            except OSError:
+                return
+            if not header:
+                return
+            reply = self.execute(json.loads(header), dict(zip(FD_NAMES, fds, strict=False)))
+            control.sendall(json.dumps(reply).encode())
 
-    def execute(self, request: dict) -> dict:
+    def execute(self, header: dict, fds: dict[str, int]) -> dict:
         try:
-            workdir = self._make_workdir()
+            return Run(self, header, fds).go()
         except OSError as exc:
-            return {"status": "sandbox_error", "detail": f"cannot create the working directory: {exc}"}
-        try:
-            return Run(self, request, workdir).go()
-        except OSError as exc:
-            return {"status": "sandbox_error", "detail": f"{type(exc).__name__}: {exc}"}
+            return {"setup_error": f"{type(exc).__name__}: {exc}"}
         finally:
-            self._clean(workdir)
-
-    def _make_workdir(self) -> str:
-        if self.private_tmp:
-            path = "/tmp/work"
-            os.mkdir(path, 0o700)
-        else:
-            import tempfile
-
-            path = tempfile.mkdtemp(prefix="solidcoder-run-")
-        os.chown(path, self.config["uid"], self.config["gid"])
-        return path
-
-    def _clean(self, workdir: str) -> None:
-        if not self.private_tmp:
-            shutil.rmtree(workdir, ignore_errors=True)
-            return
-        for root in ("/tmp", "/dev/shm"):
-            for entry in os.scandir(root):
-                _remove(entry.path)
-
-
-def _remove(path: str) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+            for fd in fds.values():
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
 
 class Run:
-    """One program execution: pipes, the cloned child, the read loop with caps and deadline, the verdict."""
+    """One execution: the cloned candidate (and judge), the wait with deadline and output caps, exit statuses."""
 
-    def __init__(self, zygote: Zygote, request: dict, workdir: str) -> None:
-        self.zygote, self.request, self.workdir = zygote, request, workdir
-        self.limits = request["limits"]
-        self.out, self.err, self.rep = bytearray(), bytearray(), bytearray()
-        self.timed_out = self.flooded = False
+    def __init__(self, zygote: Zygote, header: dict, fds: dict[str, int]) -> None:
+        self.zygote, self.header, self.fds = zygote, header, fds
+        self.limits = header["limits"]
+        self.pids: dict[str, int] = {}
+        self.setup_pipes: dict[str, int] = {}
+        self.workdir = "/tmp" if zygote.namespaces and zygote.filesystem_on() else None
 
     def go(self) -> dict:
-        stdin_fd = os.memfd_create("stdin")
-        os.write(stdin_fd, self.request.get("stdin", b""))
-        os.lseek(stdin_fd, 0, os.SEEK_SET)
-        pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, report
-        started = time.perf_counter()
-        pid = isolation.clone_into_pid_namespace()[0] if self.zygote.config["isolate"] else os.fork()
-        if pid == 0:
-            self._child(stdin_fd, pipes)
-        os.close(stdin_fd)
-        for _, write_end in pipes:
-            os.close(write_end)
-        self._collect(pid, [p[0] for p in pipes], started)
-        _, status, usage = os.wait4(pid, 0)
-        return self._verdict(status, usage, time.perf_counter() - started)
-
-    def _child(self, stdin_fd: int, pipes: list[tuple[int, int]]) -> None:
-        """Confine this fresh child, say so on the report pipe, then hand over to the harness. Never returns.
-
-        The `ready` record carries the nonce and is written before any program code runs, so a run without it
-        failed in the sandbox's own setup (a sandbox_error), and no program can fake that outcome.
-        """
+        if self.workdir is not None:
+            return self._go()
+        self.workdir = tempfile.mkdtemp(prefix="solidcoder-run-")  # no isolation: a scratch dir of the host's
+        os.chown(self.workdir, self.zygote.config["uid"], self.zygote.config["gid"])
         try:
-            os.setsid()
-            for target, source in enumerate((stdin_fd, pipes[0][1], pipes[1][1], pipes[2][1])):
-                os.dup2(source, target)
-            os.closerange(4, 1 << 16)
-            os.chdir(self.workdir)
-            self._confine()
-            random.seed(int.from_bytes(os.urandom(16), "little"))  # children are clones: reseed each one
-            os.write(3, f"{self.request['job']['nonce']} {READY}\n".encode())
+            return self._go()
+        finally:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _go(self) -> dict:
+        if self.zygote.cgroup is not None:
+            self.zygote.cgroup.set_limit(self.limits["memory_mb"] << 20)
+        ooms = self.zygote.cgroup.oom_kills() if self.zygote.cgroup is not None else 0
+        started = time.monotonic()
+        channel = (os.pipe(), os.pipe()) if self.header["mode"] == "tests" else None  # requests, replies
+        self._spawn("candidate", self._candidate_fds(channel))
+        if channel is not None:
+            pidfd = os.pidfd_open(self.pids["candidate"])
+            self._spawn("judge", self._judge_fds(channel, pidfd))
+            os.close(pidfd)
+        for end in [fd for pair in (channel or ()) for fd in pair]:
+            os.close(end)
+        outcome = self._wait(started)
+        outcome["oom"] = self.zygote.cgroup is not None and self.zygote.cgroup.oom_kills() > ooms
+        return outcome
+
+    def _candidate_fds(self, channel) -> dict[int, int]:
+        fds = {0: self.fds["stdin"], 1: self.fds["stdout"], 2: self.fds["stderr"], 5: self.fds["program"]}
+        if channel is not None:
+            fds.update({harness.CANDIDATE_IN: channel[0][0], harness.CANDIDATE_OUT: channel[1][1]})
+        else:
+            fds[harness.REPORT_FD] = self.fds["report"]
+        return fds
+
+    def _judge_fds(self, channel, pidfd: int) -> dict[int, int]:
+        return {0: self.fds["judge"], 1: self.zygote.devnull, 2: self.fds["stderr"], referee.REPORT_FD: self.fds[
+            "report"], referee.REQUESTS: channel[0][1], referee.REPLIES: channel[1][0], referee.PIDFD: pidfd}
+
+    def _spawn(self, role: str, fds: dict[int, int]) -> None:
+        read_end, write_end = os.pipe()
+        fds[7] = write_end
+        # The judge stays in our PID namespace: its pidfd_send_signal can reach the candidate only from an ancestor.
+        pid = isolation.clone_run() if role == "candidate" and self.zygote.namespaces else os.fork()
+        if pid == 0:
+            Child(self.zygote, self.limits, role, fds, self.workdir).enter()
+        os.close(write_end)
+        self.pids[role], self.setup_pipes[role] = pid, read_end
+
+    def _wait(self, started: float) -> dict:
+        """Wait for the run to finish (the judge, else the candidate), at most until the wall-clock deadline."""
+        main = "judge" if "judge" in self.pids else "candidate"
+        pidfd = os.pidfd_open(self.pids[main])
+        deadline = started + self.limits["wall_s"]
+        timed_out = flooded = False
+        try:
+            while not select.select([pidfd], [], [], min(_WATCH_S, max(0.0, deadline - time.monotonic())))[0]:
+                if self._flooded():
+                    flooded = True
+                    break
+                if time.monotonic() >= deadline:
+                    timed_out = True
+                    break
+        finally:
+            os.close(pidfd)
+        return self._reap(timed_out, flooded or self._flooded(), time.monotonic() - started)
+
+    def _flooded(self) -> bool:
+        cap = self.limits["max_output_bytes"]
+        return any(os.fstat(self.fds[name]).st_size > cap for name in ("stdout", "stderr"))
+
+    def _reap(self, timed_out: bool, flooded: bool, wall_s: float) -> dict:
+        for pid in self.pids.values():
+            _kill(pid)
+        outcome = {"timed_out": timed_out, "flooded": flooded, "wall_s": wall_s}
+        for role, pid in self.pids.items():
+            _, status, usage = os.wait4(pid, 0)
+            outcome[role] = {"exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                             "cpu_s": usage.ru_utime + usage.ru_stime}
+        outcome["setup_error"] = self._setup_errors()
+        return outcome
+
+    def _setup_errors(self) -> str | None:
+        """A child that did not say `ready` failed in the sandbox's own setup: its message, else None."""
+        errors = []
+        for role, fd in self.setup_pipes.items():
+            message = os.read(fd, 4096)
+            os.close(fd)
+            if message != b"ready":
+                errors.append(f"{role}: {message.decode(errors='replace') or 'died before its setup finished'}")
+        return "; ".join(errors) or None
+
+
+class Child:
+    """A freshly cloned child: its descriptors, namespaces, confinement, then the harness. Never returns.
+
+    Setup reports on its own pipe (fd 7) and closes it before any program code runs, so a program can neither
+    fake a sandbox failure nor hide one.
+    """
+
+    def __init__(self, zygote: Zygote, limits: dict, role: str, fds: dict[int, int], workdir: str) -> None:
+        self.zygote, self.limits, self.role, self.fds, self.workdir = zygote, limits, role, fds, workdir
+
+    def enter(self) -> None:
+        try:
+            self._setup()
+            os.write(7, b"ready")
+            os.close(7)
         except BaseException as exc:  # noqa: BLE001 - any setup failure is the sandbox's, not the program's
-            os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}".encode())
+            with contextlib.suppress(OSError):
+                os.write(7, f"sandbox setup failed: {type(exc).__name__}: {exc}".encode())
             os._exit(SETUP_FAILED_EXIT)
-        harness.run_child(self.request["job"], 3)
+        if self.role == "candidate":
+            harness.run_candidate(_read_job(5))
+        else:
+            referee.run_judge(_read_job(0))
         os._exit(120)
+
+    def _setup(self) -> None:
+        os.setsid()
+        candidate = self.role == "candidate"
+        if candidate and self.zygote.namespaces and self.zygote.filesystem_on():
+            isolation.mount_run_filesystems(self.zygote.config["tmp_mb"], self.zygote.tmp_trees)
+        if candidate and self.zygote.cgroup is not None:
+            self.zygote.cgroup.join()
+        _install_fds(self.fds)
+        os.chdir(self.workdir if candidate else "/")
+        self._confine()
+        random.seed(int.from_bytes(os.urandom(16), "little"))  # children are clones: reseed each one
 
     def _confine(self) -> None:
         limits, config = self.limits, self.zygote.config
@@ -204,92 +285,44 @@ class Run:
         if self.zygote.seccomp is not None:
             self.zygote.seccomp.load()
 
-    def _collect(self, pid: int, fds: list[int], started: float) -> None:
-        buffers = {fds[0]: self.out, fds[1]: self.err, fds[2]: self.rep}
-        caps = {fds[0]: self.limits["max_output_bytes"], fds[1]: self.limits["max_output_bytes"], fds[2]: 64 << 20}
-        deadline = started + self.limits["wall_s"]
-        poller = select.poll()
-        for fd in fds:
-            poller.register(fd, select.POLLIN)
-        open_fds = set(fds)
-        while open_fds:
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                self.timed_out = True
-                break
-            for fd, _ in poller.poll(remaining * 1000):
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
-                    continue
-                buffers[fd] += chunk
-                if len(buffers[fd]) > caps[fd]:
-                    self.flooded = True
-                    open_fds.clear()
-                    break
-        _kill_group(pid)
-        for fd in fds:
+
+def _install_fds(fds: dict[int, int]) -> None:
+    """Put each descriptor at its number (through high copies, so no source is overwritten); close all others."""
+    high = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 256) for target, source in fds.items()}
+    for target, fd in high.items():
+        os.dup2(fd, target)
+    os.closerange(max(fds) + 1, 1 << 16)
+    for fd in set(range(max(fds) + 1)) - set(fds):
+        with contextlib.suppress(OSError):
             os.close(fd)
 
-    def _verdict(self, status: int, usage, wall_s: float) -> dict:
-        result = {
-            "stdout": bytes(self.out[: self.limits["max_output_bytes"]]), "stderr": bytes(self.err),
-            "wall_s": wall_s, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            "records": _records(self.rep, self.request["job"]["nonce"]),
-        }
-        if not any(record.get("event") == "ready" for record in result["records"]):
-            detail = bytes(self.err).decode(errors="replace").strip() or "the child died before its setup finished"
-            return {"status": "sandbox_error", "detail": detail[-2000:], "wall_s": wall_s}
-        result["status"] = self._status(result)
-        return result
 
-    def _status(self, result: dict) -> str:
-        sig, code = result["signal"], result["exit_code"]
-        cpu_exhausted = sig == signal.SIGXCPU or (sig == signal.SIGKILL and result["cpu_s"] >= self.limits["cpu_s"])
-        if self.timed_out or cpu_exhausted:
-            return "timeout"
-        if self.flooded:
-            return "output_limit"
-        if sig is not None:
-            return "runtime_error" if sig in _CRASH_SIGNALS else "killed"
-        if any(record.get("event") == "memory_error" for record in result["records"]):
-            return "memory_limit"
-        return "ok" if code == 0 else "runtime_error"
+def _read_job(fd: int) -> dict:
+    """The job the pool wrote into a memfd, read in the child, after the clone."""
+    size = os.fstat(fd).st_size
+    job = json.loads(os.pread(fd, size, 0)) if size else {}
+    os.close(fd)
+    return job
 
 
-def _kill_group(pid: int) -> None:
-    """Kill the run's init (which takes its PID namespace with it) and, without a PID namespace, its group."""
+def _kill(pid: int) -> None:
+    """Kill a run's init (which takes its PID namespace with it) and, without a PID namespace, its group."""
     for target in (pid, -pid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(target, signal.SIGKILL)
 
 
-def _records(raw: bytearray, nonce: str) -> list[dict]:
-    """Parse report lines, keeping only those that carry this run's nonce."""
-    prefix, records = (nonce + " ").encode(), []
-    for line in bytes(raw).split(b"\n"):
-        if line.startswith(prefix):
-            try:
-                records.append(json.loads(line[len(prefix) :]))
-            except ValueError:
-                continue
-    return records
-
-
 def main() -> None:
-    """Serve until the pool closes our stdin (also what happens when the pool's process dies)."""
+    """Serve until the pool closes its end of the control socket (also what happens when the pool's process dies)."""
     config = json.loads(sys.argv[1])
-    ctrl_in, ctrl_out = os.dup(0), os.dup(1)
+    control = socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     zygote = Zygote(config)
     layers = zygote.start()
-    send(ctrl_out, {"layers": [vars(layer) for layer in layers]})
-    zygote.serve(ctrl_in, ctrl_out)
+    control.sendall(json.dumps({"layers": [vars(layer) for layer in layers]}).encode())
+    zygote.serve(control)
 
 
 if __name__ == "__main__":

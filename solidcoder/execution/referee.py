@@ -1,0 +1,271 @@
+"""The judge process: runs the tests and decides each verdict, in a process that never executes candidate code.
+
+Started by the zygote beside the candidate's process for every `tests` run. Test scripts with their expected
+values, HumanEval-style `check(candidate)` functions and the oracle stage's assert scripts all run here; the
+program is reachable only through proxies (`Remote`) that send arguments to the candidate's process and decode
+what comes back as hostile bytes (`wire.py`). Each call waits at most for what is left of its test's time; past
+that this process kills the candidate (a pidfd), so a program spinning in C code costs one test's limit, not the
+run's. Verdicts go to the report fd as JSON lines that only this process holds. A test script is trusted to
+mean what it says (it is the test), but it runs confined like the program: no network, read-only filesystem.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from solidcoder.execution import wire
+from solidcoder.execution.compare import strict_equal
+from solidcoder.execution.harness import compile_standalone, describe
+
+REQUESTS, REPLIES, PIDFD, REPORT_FD = 4, 5, 6, 3
+MAX_REPR = 300
+_BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
+                   if isinstance(value, type) and issubclass(value, Exception)}
+
+
+class TestTimeout(BaseException):
+    """The test ran out of time; a BaseException so that `except Exception` in a test script cannot eat it."""
+
+    __test__ = False
+
+
+class CandidateLost(BaseException):
+    """The candidate's process is gone (it exited, crashed or was killed): no later call can be answered."""
+
+
+class ProgramError(Exception):
+    """The program raised an exception that is not a builtin one (its class name is in the message)."""
+
+
+class Channel:
+    """The two pipes to the candidate, with the current test's deadline and what became of the candidate."""
+
+    def __init__(self) -> None:
+        self.deadline = 0.0
+        self.lost: str | None = None
+        self.timed_out = False
+
+    def ask(self, request: tuple) -> tuple:
+        if self.lost:
+            raise CandidateLost(self.lost)
+        try:
+            wire.write_frame(REQUESTS, wire.encode(request))
+            return self.receive()
+        except (TimeoutError, TestTimeout):  # TimeoutError is an OSError: it must come first
+            self.kill("timed out")
+            self.timed_out = True
+            raise TestTimeout() from None
+        except (EOFError, OSError):
+            self.lost = "the program's process ended during the test"
+            raise CandidateLost(self.lost) from None
+
+    def receive(self) -> tuple:
+        try:
+            reply = wire.decode(wire.read_frame(REPLIES, self.deadline))
+        except wire.WireError as exc:
+            self.kill(f"sent a malformed reply ({exc})")
+            raise CandidateLost(self.lost) from None
+        if type(reply) is not tuple or not reply or type(reply[0]) is not str:
+            self.kill("sent a reply that is not a message")
+            raise CandidateLost(self.lost)
+        return reply
+
+    def kill(self, why: str) -> None:
+        self.lost = self.lost or f"the program {why}"
+        try:
+            signal.pidfd_send_signal(PIDFD, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+class Remote:
+    """A function, class or method of the program, called through the channel; returns decoded plain values."""
+
+    def __init__(self, channel: Channel, path: tuple, label: str) -> None:
+        self._channel, self._path, self._label = channel, path, label
+
+    def __call__(self, *args, **kwargs):
+        reply = self._channel.ask(("call", self._path, [_outgoing(a) for a in args],
+                                   {k: _outgoing(v) for k, v in kwargs.items()}))
+        return _incoming(self._channel, reply, args, self._label)
+
+    def __repr__(self) -> str:
+        return f"<program's {self._label}>"
+
+
+class RemoteObject:
+    """An instance living in the candidate's process; attribute access asks for it there."""
+
+    def __init__(self, channel: Channel, handle: int, class_name: str) -> None:
+        object.__setattr__(self, "_sc", (channel, handle, class_name))
+
+    def __getattr__(self, name: str):
+        channel, handle, class_name = object.__getattribute__(self, "_sc")
+        reply = channel.ask(("getattr", handle, name))
+        if reply[0] == "callable":
+            return Remote(channel, ("attr", handle, name), f"{class_name}.{name}")
+        return _incoming(channel, reply, (), f"{class_name}.{name}")
+
+    def __repr__(self) -> str:
+        return f"<program's {object.__getattribute__(self, '_sc')[2]} object>"
+
+
+def _outgoing(value: Any) -> Any:
+    return wire.Handle(object.__getattribute__(value, "_sc")[1]) if type(value) is RemoteObject else value
+
+
+def _incoming(channel: Channel, reply: tuple, args: tuple, label: str) -> Any:
+    kind = reply[0]
+    if kind == "value" and len(reply) == 3:
+        _apply_mutations(args, reply[2])
+        return reply[1]
+    if kind == "handle" and len(reply) == 3 and type(reply[1]) is int:
+        return RemoteObject(channel, reply[1], str(reply[2]))
+    if kind == "raised" and len(reply) == 3:
+        raise _BUILTIN_ERRORS.get(str(reply[1]), ProgramError)(f"{label} raised {str(reply[2])[:500]}")
+    channel.kill("sent a reply that is not a message")
+    raise CandidateLost(channel.lost)
+
+
+def _apply_mutations(args: tuple, changes: Any) -> None:
+    """The program changed a list, dict or set argument in place: change the test's own object the same way."""
+    if type(changes) is not tuple:
+        return
+    for change in changes:
+        if type(change) is tuple and len(change) == 2 and type(change[0]) is int and 0 <= change[0] < len(args):
+            _replace_contents(args[change[0]], change[1])
+
+
+def _replace_contents(target: Any, value: Any) -> None:
+    if type(target) is not type(value):
+        return
+    if type(target) is list:
+        target[:] = value
+    else:
+        target.clear()
+        target.update(value)
+
+
+def _base_scope(channel: Channel, names: Any) -> dict[str, Any]:
+    """The names a test script sees: proxies for the program's functions and classes, copies of its values."""
+    scope: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    for name, entry in (names.items() if type(names) is dict else ()):
+        if type(name) is not str or type(entry) is not tuple or not entry:
+            continue
+        if entry[0] in ("function", "class"):
+            scope[name] = Remote(channel, ("name", name), name)
+        elif entry[0] == "value" and len(entry) == 2:
+            scope[name] = entry[1]
+        elif entry[0] == "module" and len(entry) == 2 and entry[1] in sys.stdlib_module_names:
+            _import_into(scope, name, str(entry[1]))
+    return scope
+
+
+def _import_into(scope: dict, name: str, module: str) -> None:
+    try:
+        scope[name] = __import__(module, fromlist=["_"])
+    except ImportError:
+        pass
+
+
+def _short_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except BaseException:  # noqa: BLE001 - a broken __repr__ (of a test's own object) must not break the verdict
+        return "<unrepresentable>"
+    return text if len(text) <= MAX_REPR else text[:MAX_REPR] + "..."
+
+
+def _candidate(scope: dict, channel: Channel, entry_point: str):
+    """What `check(candidate)` receives: the function, or a fresh instance's method for `Class.method`."""
+    if "." not in entry_point:
+        return Remote(channel, ("name", entry_point), entry_point)
+    cls_name, method = entry_point.split(".", 1)
+    return getattr(Remote(channel, ("name", cls_name), cls_name)(), method)
+
+
+def _run_one(test: dict, scope: dict, channel: Channel, entry_point: str) -> dict:
+    kind = test["kind"]
+    if kind == "call":
+        value = eval(compile_standalone(test["call"], "test.py", "eval"), scope)
+        return {"ok": strict_equal(value, test["expected"], test.get("tolerance", 1e-6)), "actual": _short_repr(value)}
+    if kind == "assert":
+        exec(compile_standalone(test["script"], "test.py"), scope)
+    else:  # "check": a HumanEval-style `def check(candidate)` script
+        exec(compile_standalone(test["script"], "test.py"), scope)
+        scope["check"](_candidate(scope, channel, entry_point))
+    return {"ok": True}
+
+
+def _alarm(_signum, _frame):
+    raise TestTimeout()
+
+
+def _guarded(test: dict, base: dict, channel: Channel, job: dict) -> dict:
+    """One test under its deadline; the candidate's fate during the test overrides how the script ended."""
+    channel.deadline = time.monotonic() + job["test_time_s"]
+    signal.setitimer(signal.ITIMER_REAL, job["test_time_s"] + 0.05)
+    try:
+        verdict = _run_one(test, dict(base), channel, job["entry_point"])
+    except TestTimeout:
+        verdict = {"ok": False, "timeout": True}
+    except CandidateLost as exc:
+        verdict = {"ok": False, "error": str(exc), "lost": True}
+    except BaseException as exc:  # noqa: BLE001 - whatever the test raised is that test's failure
+        verdict = {"ok": False, "error": describe(exc, "test.py")}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return _settled(verdict, channel, job)
+
+
+def _settled(verdict: dict, channel: Channel, job: dict) -> dict:
+    if channel.timed_out or verdict.get("timeout"):
+        return {"ok": False, "timeout": True, "error": f"timed out after {job['test_time_s']} s",
+                "lost": channel.lost is not None}
+    if channel.lost is not None:
+        return {"ok": False, "error": channel.lost, "lost": True}
+    return verdict
+
+
+def _emit(record: dict) -> None:
+    data = (json.dumps(record, default=repr) + "\n").encode()
+    while data:
+        data = data[os.write(REPORT_FD, data) :]
+
+
+def _loaded(channel: Channel, job: dict) -> Any:
+    """The program's names once it has loaded, or None after reporting why it did not."""
+    channel.deadline = time.monotonic() + job["test_time_s"]
+    try:
+        reply = channel.receive()
+    except TimeoutError:
+        channel.kill("timed out while loading")
+        reply = ("load_error", f"the program did not finish loading within {job['test_time_s']} s")
+    except (EOFError, OSError, CandidateLost):
+        reply = ("load_error", "the program's process ended while loading")
+    if reply[0] == "loaded" and len(reply) == 2:
+        return reply[1]
+    _emit({"event": "load_error", "error": str(reply[1] if len(reply) > 1 else reply)[:2000]})
+    return None
+
+
+def run_judge(job: dict) -> None:
+    """Entry point of the judge process: every test in turn, one verdict each, then `done`. Never returns."""
+    signal.signal(signal.SIGALRM, _alarm)
+    channel = Channel()
+    names = _loaded(channel, job)
+    if names is not None:
+        base = _base_scope(channel, names)
+        for index, test in enumerate(job["tests"]):
+            verdict = _guarded(test, base, channel, job)
+            _emit({"event": "test", "index": index, **verdict})
+            if channel.lost or (job.get("stop_on_failure") and not verdict["ok"]):
+                break
+    _emit({"event": "done"})
+    os._exit(0)
