@@ -2,9 +2,11 @@
 accumulation — with code generation and debugging from real traces. Read `solve` top to bottom.
 
 Up to `plans` plans; per plan, K code candidates and up to `debug_rounds` debug rounds shared by the public-test
-fixes and `oracle_rounds` rounds of assumption breaking. A candidate is verified only when it passes every public
-test and every accumulated test. Model failures are never scored: a budget cap ends the run as `unverified` with
-the best candidate; any other model error (after retries) or a sandbox failure ends it as `infrastructure_error`.
+fixes and `oracle_rounds` rounds of assumption breaking. A candidate is verified only when at least one test was
+executed on it and it passed every executed test: every public and accumulated test, and the generated tests it
+was run on, apart from crash-only ones, which check no answer (`Evaluation.verified`); with none, the answer is
+unverified, "no tests ran". Model failures are never scored: a budget cap ends the run as `unverified` with the
+best candidate; any other model error (after retries) or a sandbox failure ends it as `infrastructure_error`.
 
 `solve` is synchronous and thread-safe (the sandbox pool, the budget and the model backends are); `asolve` runs it
 in a worker thread so an asyncio runner can await many problems at once.
@@ -104,8 +106,8 @@ def _loop(run: Run) -> None:
                 break
             current = _break_assumption(run, current, round_no)  # O: oracle assertions; D: accumulation
         run.consider(current)
-        if current.green:
-            run.stop("verified", f"passes all {len(current.outcomes)} public and accumulated tests", current)
+        if current.green:                                      # verified, or no test ran (another plan cannot help)
+            run.stop(*current.verdict(), current)
             return
         failed.append(FailedPlan(plan, _how(current)))
     run.stop("unverified", f"no verified program after {run.config.plans} plan(s)")
@@ -126,8 +128,8 @@ def _break_assumption(run: Run, current: Evaluation, round_no: int) -> Evaluatio
         return _debug(run, current, extra=None, mental=(failure, reasoning))
     result = run.live.evaluate(current.code, [suite_test])
     run.record_test(suite_test, result)
-    if result.green:
-        return current
+    if result.green:                                           # a passed checking test is evidence too
+        return current if test.crash_only else Evaluation(current.code, current.outcomes + result.outcomes)
     run.keep(suite_test)                                       # D: defensive accumulation
     current = run.live.evaluate(current.code, run.suite.with_extra(suite_test))
     return _debug(run, current, extra=suite_test)

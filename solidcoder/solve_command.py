@@ -1,9 +1,9 @@
 """Library side of `solidcoder solve`: read the problem, build the models, run the pipeline, show and write results.
 
 Progress goes to stderr (rich), the program to stdout or `--out`, the trajectory under the run directory. Exit
-codes: 0 verified, 1 unverified (budget or loop exhausted; the best candidate is still printed, marked), 2 bad
-input (raised as `BadInput` before anything is written), 3 infrastructure error (a model or the sandbox failed;
-the trajectory so far is on disk and the message says why).
+codes: 0 verified, 1 unverified (budget or loop exhausted, or no test ran; the best candidate is still printed,
+marked), 2 bad input (raised as `BadInput` before anything is written), 3 infrastructure error (a model or the
+sandbox failed; the trajectory so far is on disk and the message says why).
 """
 
 from __future__ import annotations

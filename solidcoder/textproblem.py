@@ -1,27 +1,39 @@
-"""Read a free-text problem statement (`problem.txt`) into a `Problem`.
+"""Read a free-text problem statement (`problem.txt`), as pasted from a judge's page, into a `Problem`.
 
-Recognised shapes, in this order unless forced with `kind`/`function`:
-  * stdio: example sections headed "Input" / "Output" (e.g. "Sample Input 1", "Example Output:"), whose bodies
-    are fenced blocks or the lines up to the next heading. A bare "Input" heading followed by prose (the input
-    format description) is only taken as an example when its body is a fenced block.
-  * call: a function stub (`def name(...)`) with examples as doctests (`>>> f(1, 2)` then the result line), asserts
-    (`assert f(1, 2) == 3`) or arrows (`f(1, 2) -> 3`, `f(1, 2) == 3`, `f(1, 2) => 3`).
-The whole text is the statement; the stub is the starter code; examples become public tests.
+The kind, unless forced with `kind="stdio"` or a `function` name:
+  * call, when a stub (`def name(...)`, or a method in `class Solution:` whose entry point is `Solution.name`) has
+    call examples: doctests, asserts, arrows or LeetCode "Input: ... Output: ..." examples;
+  * else stdio, when the text has Input/Output example sections (Codeforces, AtCoder, markdown fences);
+  * else call with no tests when there is a stub; else the text is refused as bad input.
+The formats each kind reads are listed in `solidcoder/textexamples.py`. The whole text is the statement, the stub
+(its `def` line, under its `class` line for a method) the starter code, and the examples the public tests.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 from solidcoder.errors import BadInput
-from solidcoder.problem import Problem, TestCase, _json_ok
+from solidcoder.problem import Problem, TestCase
+from solidcoder.textexamples import call_examples, stdio_examples
 
-_DEF = re.compile(r"^[ \t]*def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
-_HEADING = re.compile(r"^[ \t#*]*(?P<tag>(?:sample|example)s?)?[ \t]*(?P<io>input|output)[ \t]*(?:#?\d+)?[ \t]*:?"
-                      r"[ \t*]*$", re.IGNORECASE | re.MULTILINE)
-_FENCED = re.compile(r"^\s*```[^\n]*\n(.*?)^\s*```", re.DOTALL | re.MULTILINE)
+_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(")
+_CLASS = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)\b")
+_SIGNATURE_LINES = 8
+
+
+@dataclass(frozen=True)
+class Stub:
+    """How a call problem's solution is called: `entry_point`, the call's start, its parameters (None: unknown)."""
+
+    entry_point: str
+    call_prefix: str
+    params: list[str] | None = None
+    source: str = ""
 
 
 def read_problem_text(path: Path, kind: str | None = None, function: str | None = None) -> Problem:
@@ -37,18 +49,24 @@ def read_problem_text(path: Path, kind: str | None = None, function: str | None 
 
 def parse_problem_text(text: str, problem_id: str, kind: str | None = None, function: str | None = None,
                        where: str = "problem") -> Problem:
+    if function is not None and not function.isidentifier():
+        raise BadInput(f"{where}: --function {function!r} is not a Python function name")
+    stub = None if kind == "stdio" else find_stub(text, function)
+    tests = call_examples(text, stub.call_prefix, stub.params) if stub else []
+    if stub is not None and (tests or function is not None):
+        return _call_problem(text, problem_id, stub, tests)
     pairs = stdio_examples(text)
-    stub = function or _first_def(text)
-    if kind == "stdio" or (function is None and kind is None and pairs):
+    if kind == "stdio" or pairs:
         tests = [TestCase(kind="stdio", stdin=i, expected_stdout=o) for i, o in pairs]
         return Problem(problem_id, "stdio", text.strip(), public_tests=tests)
     if stub is None:
         raise BadInput(f"{where}: cannot tell how the solution is run: no `def name(...)` stub and no Input/Output "
                        "examples; pass --stdio or --function NAME")
-    if not stub.isidentifier():
-        raise BadInput(f"{where}: --function {stub!r} is not a Python function name")
-    tests = call_examples(text, stub)
-    return Problem(problem_id, "call", text.strip(), entry_point=stub, starter_code=_stub_source(text, stub),
+    return _call_problem(text, problem_id, stub, [])
+
+
+def _call_problem(text: str, problem_id: str, stub: Stub, tests: list[TestCase]) -> Problem:
+    return Problem(problem_id, "call", text.strip(), entry_point=stub.entry_point, starter_code=stub.source,
                    public_tests=tests)
 
 
@@ -56,79 +74,52 @@ def _problem_id(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem) or "problem"
 
 
-def _first_def(text: str) -> str | None:
-    found = _DEF.search(text)
-    return found.group(1) if found else None
-
-
-def _stub_source(text: str, name: str) -> str:
-    """The stub's `def` line (with its indentation removed), or "" when the function is only named."""
-    match = re.search(rf"^[ \t]*(def[ \t]+{re.escape(name)}[ \t]*\(.*)$", text, re.MULTILINE)
-    return match.group(1).rstrip() + "\n" if match else ""
-
-
-def stdio_examples(text: str) -> list[tuple[str, str]]:
-    """(input, output) pairs from example sections, in order."""
-    headings = list(_HEADING.finditer(text))
-    pairs = []
-    for here, after in zip(headings, headings[1:], strict=False):
-        if here.group("io").lower() != "input" or after.group("io").lower() != "output":
-            continue
-        following = headings[headings.index(after) + 1] if after is not headings[-1] else None
-        given = _section_body(text, here.end(), after.start(), bool(here.group("tag")))
-        wanted = _section_body(text, after.end(), following.start() if following else len(text),
-                               bool(after.group("tag")))
-        if given is not None and wanted is not None:
-            pairs.append((given, wanted))
-    return pairs
-
-
-def _section_body(text: str, start: int, end: int, tagged: bool) -> str | None:
-    """A fenced block's content, else (for a Sample/Example heading) the lines up to the next blank line."""
-    body = text[start:end]
-    fenced = _FENCED.search(body)
-    if fenced:
-        return fenced.group(1)
-    if not tagged:
-        return None
-    lines = body.strip("\n").split("\n")
-    taken = []
-    for line in lines:
-        if not line.strip():
-            break
-        taken.append(line.strip())
-    return "\n".join(taken) + "\n" if taken else None
-
-
-def call_examples(text: str, name: str) -> list[TestCase]:
-    """Call tests from doctest, assert and arrow examples of `name(...)`."""
-    tests: list[TestCase] = []
+def find_stub(text: str, function: str | None = None) -> Stub | None:
+    """The first `def` (named `function` when given), a method when it sits in a class; a bare name, else None."""
     lines = text.split("\n")
-    for i, raw in enumerate(lines):
-        line = raw.strip()
-        if line.startswith(">>>"):
-            call = line[3:].strip()
-            result = lines[i + 1].strip() if i + 1 < len(lines) else ""
-            _add(tests, name, call, result)
+    for i, line in enumerate(lines):
+        found = _DEF.match(line)
+        if found and function in (None, found.group(2)):
+            return _stub_at(lines, i, len(found.group(1).expandtabs()), found.group(2))
+    return Stub(function, f"{function}(") if function else None
+
+
+def _stub_at(lines: list[str], i: int, indent: int, name: str) -> Stub:
+    signature, node = _signature(lines, i)
+    params = [a.arg for a in node.args.posonlyargs + node.args.args] if node else None
+    owner = _owner(lines, i, indent)
+    if owner is None:
+        return Stub(name, f"{name}(", params, textwrap.dedent(signature).rstrip() + "\n")
+    source = textwrap.dedent(f"{lines[owner].rstrip()}\n{signature.rstrip()}\n")
+    cls = _CLASS.match(lines[owner]).group(1)  # type: ignore[union-attr]
+    return Stub(f"{cls}.{name}", f"{cls}().{name}(", params[1:] if params else params, source)
+
+
+def _signature(lines: list[str], i: int) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | None]:
+    """The `def` line (and its continuation lines, for a signature that spans several) and its parsed form."""
+    for end in range(i + 1, min(i + _SIGNATURE_LINES, len(lines)) + 1):
+        signature = "\n".join(lines[i:end])
+        node = _parsed_def(textwrap.dedent(signature))
+        if node is not None:
+            return signature, node
+    return lines[i], None
+
+
+def _parsed_def(source: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    for tail in ("", "\n    pass", ":\n    pass"):
+        try:
+            node = ast.parse(source + tail).body[0]
+        except (SyntaxError, ValueError, MemoryError, RecursionError, IndexError):
             continue
-        line = line.removeprefix("assert ").strip()
-        for arrow in ("==", "->", "=>", "→"):
-            if line.startswith(f"{name}(") and arrow in line:
-                call, result = line.rsplit(arrow, 1)
-                _add(tests, name, call.strip(), result.strip().rstrip(".,;"))
-                break
-    return tests
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node
+    return None
 
 
-def _add(tests: list[TestCase], name: str, call: str, result: str) -> None:
-    if not call.startswith(f"{name}(") or not result or result.startswith(">>>"):
-        return
-    try:
-        compile(call, "<example>", "eval")
-        expected = ast.literal_eval(result)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return
-    if _json_ok(expected):
-        tests.append(TestCase(kind="call", call=call, expected=expected))
-    else:  # tuples, sets, non-string keys: compare in Python instead
-        tests.append(TestCase(kind="call", script=f"assert {call} == {result}"))
+def _owner(lines: list[str], i: int, indent: int) -> int | None:
+    """The index of the `class` line a `def` indented by `indent` at line `i` belongs to, if any."""
+    for j in range(i - 1, -1, -1):
+        stripped = lines[j].strip()
+        if stripped and len(lines[j].expandtabs()) - len(lines[j].expandtabs().lstrip()) < indent:
+            return j if _CLASS.match(lines[j]) else None
+    return None

@@ -1,5 +1,5 @@
 """`solidcoder solve` as a user runs it, against the scripted server: program on stdout or --out, trajectory on disk,
-exit codes 0 / 1 / 2 / 3, and nothing written on bad input."""
+exit codes 0 / 1 / 2 / 3 (1 also when no test ran), and nothing written on bad input."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from scripted_server import status
-from test_pipeline import WRONG_ADD
+from test_pipeline import SUM_OK, WRONG_ADD
 
 REPO = Path(__file__).resolve().parents[1]
 ADD_TXT = "Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n>>> add(-1, 1)\n0\n"
@@ -59,6 +59,13 @@ def test_unverified_exit_1_prints_best_candidate_marked(router, scripted_server,
     done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"), "--max-calls", "3")
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("# UNVERIFIED") and "budget" in done.stdout and "a - b" in done.stdout
+
+
+def test_no_recognised_tests_exit_1_says_no_tests_ran(router, scripted_server, tmp_path):
+    router.defaults["code"] = SUM_OK
+    (tmp_path / "sum.txt").write_text("Read a and b; print a + b.\n\nExample\n1 2 gives 3.\n")
+    done = solve(scripted_server, str(tmp_path / "sum.txt"), "--stdio", "--run-dir", str(tmp_path / "run"))
+    assert (done.returncode, "no tests ran" in done.stderr, done.stdout.startswith("# UNVERIFIED")) == (1, True, True)
 
 
 def test_fatal_model_error_exit_3_says_why(router, scripted_server, add_txt, tmp_path):

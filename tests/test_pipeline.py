@@ -1,5 +1,6 @@
 """The S.O.L.I.D. loop against the scripted OpenAI-compatible server (real client) and the real sandbox: every branch
-of the loop, the judge, defensive accumulation with its monotonic rule, and stdin property tests."""
+of the loop, the judge, defensive accumulation with its monotonic rule, stdin property tests, and the rule for
+`verified` (at least one test executed, every executed test passed)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import asyncio
 import json
 from dataclasses import replace
 
+import pytest
 from stage_router import CORRECT_ADD
 
 from solidcoder.models.base import Budget
 from solidcoder.pipeline import SolveConfig, asolve, solve
 from solidcoder.problem import Problem, TestCase
+from solidcoder.stages.live import Evaluation, Outcome
 
 ADD = Problem("add", "call", "Write add(a, b) returning a + b for integers.", entry_point="add",
               public_tests=[TestCase(kind="call", call="add(1, 2)", expected=3),
@@ -178,7 +181,7 @@ def test_a_reply_without_code_is_never_green_even_without_tests(router, model, s
     router.queue("code", "I cannot write this.", "```python\ndef add(a, b:\n```")
     no_tests = replace(ADD, public_tests=[])
     result = solve(no_tests, model, sandbox_pool, config(tmp_path, candidates=2, oracle_rounds=0))
-    assert result.verified and result.debug_rounds == 1 and "a + b" in result.code
+    assert result.debug_rounds == 1 and "a + b" in result.code
     assert "SyntaxError" in json.dumps(saved(tmp_path)["steps"])
     assert "the reply held no code" in router.prompt("debug")
 
@@ -203,3 +206,32 @@ def test_after_a_rejected_fix_the_next_round_shows_the_next_failing_test(router,
     result = solve(ADD, model, sandbox_pool, config(tmp_path, debug_rounds=2))
     assert result.verified and result.debug_rounds == 2
     assert "add(1, 2)" in router.prompt("debug", 0) and "add(-1, 1) == 0" in router.prompt("debug", 1)
+
+
+@pytest.mark.parametrize("passes, verified", [([], False), ([True], True), ([True, True], True), ([True, False], False),
+                                              ([False], False)])
+def test_verified_means_some_test_ran_and_every_one_passed(passes, verified):
+    outcomes = [Outcome(f"public-{i}", passed, "pass" if passed else "fail") for i, passed in enumerate(passes)]
+    assert Evaluation("print(1)", outcomes).verified is verified
+
+
+def test_no_executed_test_is_unverified_saying_no_tests_ran(router, model, sandbox_pool, tmp_path):
+    router.defaults["code"] = SUM_OK
+    result = solve(replace(SUM, public_tests=[]), model, sandbox_pool, config(tmp_path))
+    assert (result.status, result.verified, result.reason.split(":")[0]) == ("unverified", False, "no tests ran")
+
+
+def test_no_executed_test_ends_the_run_without_replanning(router, model, sandbox_pool, tmp_path):
+    router.defaults["code"] = SUM_OK
+    assert solve(replace(SUM, public_tests=[]), model, sandbox_pool, config(tmp_path)).plans_used == 1
+
+
+def test_a_passed_generated_check_is_evidence(router, model, sandbox_pool, tmp_path):
+    router.queue("code", SUM_OK).queue("oracle", SUM_ORACLE)
+    result = solve(replace(SUM, public_tests=[]), model, sandbox_pool, config(tmp_path))
+    assert result.verified and result.reason == "passes all 1 executed tests (1 generated)"
+
+
+def test_a_crash_only_test_is_no_evidence(router, model, sandbox_pool, tmp_path):
+    result = solve(replace(ADD, public_tests=[]), model, sandbox_pool, config(tmp_path, oracle=False))
+    assert not result.verified and result.reason.startswith("no tests ran")

@@ -1,8 +1,11 @@
-"""Free-text problem files: call stubs with doctest/assert/arrow examples, Input/Output example sections, forcing the
-kind, and one-line errors."""
+"""Free-text problem files: call stubs with doctest/assert/arrow/LeetCode examples, Input/Output example sections,
+forcing the kind, one-line errors, and a corpus of statements pasted in each judge's layout
+(tests/fixtures/statements: each NAME.txt with the exact problem it must yield in NAME.json)."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,18 @@ from solidcoder.errors import BadInput
 from solidcoder.textproblem import parse_problem_text, read_problem_text
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+STATEMENTS = Path(__file__).resolve().parent / "fixtures" / "statements"
+CORPUS = sorted(path.stem for path in STATEMENTS.glob("*.txt"))
+FORMATS = ("cf_", "atcoder_", "hackerrank_", "leetcode_", "doctest_", "asserts", "markdown_")
+PROSE = re.compile(r"\b(contains|given|print|standard|format|integers?|lines?)\b", re.IGNORECASE)
+
+
+def wanted(name: str) -> dict:
+    return json.loads((STATEMENTS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def parsed(name: str):
+    return read_problem_text(STATEMENTS / f"{name}.txt")
 
 
 def test_doctest_stub_is_a_call_problem():
@@ -76,3 +91,52 @@ def test_unreadable_and_empty_files(tmp_path):
         read_problem_text(tmp_path / "empty.txt")
     with pytest.raises(BadInput, match="not a Python function name"):
         parse_problem_text("text", "p", function="not-a-name")
+
+
+def test_the_corpus_has_twenty_statements_covering_every_format():
+    assert len(CORPUS) >= 20 and all(any(name.startswith(f) for name in CORPUS) for f in FORMATS)
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_statement_has_its_kind_and_entry_point(name):
+    problem = parsed(name)
+    assert (problem.kind, problem.entry_point) == (wanted(name)["kind"], wanted(name)["entry_point"])
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_statement_yields_exactly_its_examples(name):
+    assert [t.to_dict() for t in parsed(name).public_tests] == wanted(name)["tests"]
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_statement_stub_is_the_starter_code(name):
+    assert parsed(name).starter_code == wanted(name)["starter_code"]
+
+
+@pytest.mark.parametrize("name", [n for n in CORPUS if wanted(n)["kind"] == "stdio"])
+def test_format_descriptions_never_become_tests(name):
+    texts = [t.stdin + t.expected_stdout for t in parsed(name).public_tests]
+    assert not any(PROSE.search(text) for text in texts)
+
+
+def test_format_sections_without_examples_are_not_a_problem():
+    text = ("A. Sum\n\ninput\nstandard input\noutput\nstandard output\n\nInput\nThe first line contains a and b."
+            "\n\nOutput\nPrint a + b.\n")
+    with pytest.raises(BadInput, match="cannot tell how the solution is run"):
+        parse_problem_text(text, "p")
+
+
+def test_fenced_format_blocks_yield_to_labelled_samples():
+    text = ("Input\n```\nN\n```\nOutput\n```\nS\n```\n\nSample Input 1\n3\n\nSample Output 1\n6\n")
+    assert [(t.stdin, t.expected_stdout) for t in parse_problem_text(text, "p").public_tests] == [("3\n", "6\n")]
+
+
+def test_leetcode_example_naming_no_parameter_is_skipped():
+    text = "def f(a, b):\n\nExample 1:\nInput: a = 1, c = 2\nOutput: 3\nExample 2:\nInput: a = 1, b = 2\nOutput: 3\n"
+    assert [t.call for t in parse_problem_text(text, "p").public_tests] == ["f(1, 2)"]
+
+
+def test_forced_function_inside_a_class_is_a_method():
+    text = "class Solution:\n    def helper(self):\n    def solve(self, x):\n>>> Solution().solve(2)\n4\n"
+    problem = parse_problem_text(text, "p", function="solve")
+    assert (problem.entry_point, problem.public_tests[0].call) == ("Solution.solve", "Solution().solve(2)")

@@ -6,6 +6,9 @@ candidate runs on the input as a normal program, then the check runs in the sand
 receives `{"stdin": ..., "stdout": ...}` as JSON on its standard input and calls `check(stdin, stdout)`. A stdin
 program is never sent a Python script. A `crash_only` test (the `--no-oracle` ablation) passes unless the
 candidate crashes: assertion failures are ignored.
+
+`Evaluation.verified` is the one definition of a verified program: at least one test was executed and every
+executed test passed. An evaluation with no outcomes is green (nothing to debug) but never verified.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from solidcoder.execution.judge import Judge, TestVerdict
 from solidcoder.execution.sandbox import ExecResult, Limits
 from solidcoder.problem import Problem, TestCase
 from solidcoder.stages.base import describe_test
+
+NO_TESTS = "no tests ran: the problem has no recognised examples and no generated test checked the program"
 
 # Runs after the generated `check` definition; reads the candidate's run as data, never as code.
 _CHECK_DRIVER = "\n\nimport json as _json, sys as _sys\n_run = _json.loads(_sys.stdin.read())\n" \
@@ -88,6 +93,19 @@ class Evaluation:
         return all(o.passed for o in self.outcomes)
 
     @property
+    def verified(self) -> bool:
+        """The one rule for `verified`: at least one test was executed and every executed test passed."""
+        return bool(self.outcomes) and self.green
+
+    def verdict(self) -> tuple[str, str]:
+        """(status, reason) for this candidate as a run's answer; with no executed test it is unverified."""
+        if self.verified:
+            return "verified", f"passes all {len(self.outcomes)} executed tests ({_origins(self.outcomes)})"
+        if not self.outcomes:
+            return "unverified", NO_TESTS
+        return "unverified", self.summary()
+
+    @property
     def passed_ids(self) -> set[str]:
         return {o.id for o in self.outcomes if o.passed}
 
@@ -96,6 +114,15 @@ class Evaluation:
 
     def summary(self) -> str:
         return f"{len(self.passed_ids)}/{len(self.outcomes)} tests pass"
+
+
+def _origins(outcomes: list[Outcome]) -> str:
+    """"2 public, 1 generated": how many outcomes came from each kind of test."""
+    counts: dict[str, int] = {}
+    for outcome in outcomes:
+        origin = outcome.id.split("-")[0]
+        counts[origin] = counts.get(origin, 0) + 1
+    return ", ".join(f"{n} {origin}" for origin, n in counts.items())
 
 
 class LiveExecutor:
