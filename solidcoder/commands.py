@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from solidcoder.errors import BadInput
 from solidcoder.execution.judge import Judge, JudgeReport
@@ -57,12 +59,12 @@ def _report_json(problem_id: str, report: JudgeReport) -> dict:
 
 
 def _print_report(problem_id: str, report: JudgeReport) -> None:
-    table = Table(title=f"{problem_id}: {report.pass_count}/{report.total} passed")
+    # Details quote program output and ids come from files: never markup, so "[/bold]" prints as it is.
+    table = Table(title=escape(f"{problem_id}: {report.pass_count}/{report.total} passed"))
     for column in ("test", "verdict", "detail"):
         table.add_column(column)
     for v in report.verdicts:
-        style = "green" if v.passed else "red"
-        table.add_row(str(v.index), f"[{style}]{v.status}[/{style}]", v.detail[:200])
+        table.add_row(str(v.index), Text(v.status, style="green" if v.passed else "red"), Text(v.detail[:200]))
     Console().print(table)
 
 
@@ -100,9 +102,9 @@ def _check_call(call: str) -> None:
 def _print_trace(result: TraceResult) -> None:
     console = Console()
     if result.error:
-        console.print(f"[red]the program raised[/red]: {result.error}")
+        console.print(f"[red]the program raised[/red]: {escape(result.error)}")
         return
     for scope, values in result.scopes.items():
-        console.print(f"[bold]{scope}[/bold]")
+        console.print(f"[bold]{escape(scope)}[/bold]")
         for name, value in values.items():
             console.print(f"  {name} = {value!r}", markup=False, highlight=False)

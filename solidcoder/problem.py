@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from solidcoder.errors import BadInput
+from solidcoder.execution.compare import MODES
+from solidcoder.execution.tolerance import problem_tolerance
 
 KINDS = ("call", "stdio")
 STYLES = ("assert", "check")
@@ -141,6 +143,8 @@ class Problem:
     memory_limit_mb: int = 1024
     source: str = ""
     meta: dict = field(default_factory=dict)
+    output_match: str = "tokens"
+    float_tolerance: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -152,6 +156,7 @@ class Problem:
                 raise ValueError(f"field {name!r} must be a string")
         self._validate_entry_point()
         self._validate_limits()
+        self._validate_comparison()
         for name in ("public_tests", "hidden_tests"):
             self._validate_tests(name)
         if not isinstance(self.meta, dict) or not _json_ok(self.meta):
@@ -174,6 +179,14 @@ class Problem:
         if isinstance(m, bool) or not isinstance(m, int) or m <= 0:
             raise ValueError(f"field 'memory_limit_mb' must be a positive integer, got {m!r}")
 
+    def _validate_comparison(self) -> None:
+        if self.output_match not in MODES:
+            raise ValueError(f"field 'output_match' must be one of {MODES}, got {self.output_match!r}")
+        tol = self.float_tolerance
+        number = isinstance(tol, (int, float)) and not isinstance(tol, bool)
+        if tol is not None and not (number and tol >= 0 and (isinstance(tol, int) or math.isfinite(tol))):
+            raise ValueError(f"field 'float_tolerance' must be null or a number >= 0, got {tol!r}")
+
     def _validate_tests(self, name: str) -> None:
         tests = getattr(self, name)
         if not isinstance(tests, list):
@@ -187,6 +200,11 @@ class Problem:
     @property
     def all_tests(self) -> list[TestCase]:
         return self.public_tests + self.hidden_tests
+
+    @property
+    def tolerance(self) -> float:
+        """The float tolerance to judge with: `float_tolerance`, else the statement's, else 1e-6."""
+        return problem_tolerance(self.float_tolerance, self.statement)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: plain dicts, lists, strings and numbers."""

@@ -32,6 +32,13 @@ def test_check_fails_a_wrong_solution_with_exit_1(tmp_path):
     assert verdict["status"] == "fail" and "expected" in verdict["detail"]
 
 
+def test_check_prints_markup_in_a_failure_detail_verbatim(tmp_path):
+    markup = tmp_path / "markup.py"
+    markup.write_text("print('[/bold][red]')\n")
+    done = solidcoder("check", str(markup), "--problem", str(EXAMPLES / "sum_pairs.json"))
+    assert (done.returncode, "got '[/bold][red]'" in done.stdout) == (1, True), done.stdout + done.stderr
+
+
 def test_check_bad_inputs_exit_2_with_one_line(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")

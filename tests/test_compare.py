@@ -1,4 +1,4 @@
-"""Tests for the judge's pure comparison functions: stdout matching and strict value equality."""
+"""Tests for the judge's pure comparison functions: stdout matching (tokens and lines) and strict value equality."""
 
 from __future__ import annotations
 
@@ -30,11 +30,10 @@ from solidcoder.execution.compare import (
         ("a  b\tc\n", "a b c\n"),  # tokens, not spacing, matter
         ("", "\n\n"),
         ("0.3333333\n", "0.33333333\n"),
-        ("2\n", "2.0\n"),
+        ("2\n", "2.0\n"),  # a float expected accepts an integer token
+        ("1000000000", "1e9"),
         ("1e6", "1000000.0000001"),
-        ("-0", "0"),
-        ("007", "7"),
-        ("+5", "5"),
+        ("-0.0", "0.0"),
         ("123456789012345678901234567890", "123456789012345678901234567890"),
         ("1" * 5000, "1" * 5000),  # beyond int()'s digit limit
         ("nan", "nan"),  # identical strings always pass
@@ -50,12 +49,17 @@ def test_stdout_matches(actual, expected):
     ("actual", "expected"),
     [
         ("12345678901234567891", "12345678901234567890"),  # must not go through float
+        ("1e9", "999999937"),  # an integer expected needs an integer token, never within a tolerance
+        ("5.0", "5"),
+        ("007", "7"),  # integers compare as tokens, as Codeforces' checkers read them
+        ("7", "007"),  # a zero-padded answer must keep its padding
+        ("+5", "5"),
+        ("-0", "0"),
         ("1" * 5000 + "1", "1" * 5000 + "2"),
         ("1 2", "1 2 3"),
         ("1 2 3", "1 2"),
         ("1\n2", "1\n2\n3"),
         ("1\n2\n3", "1\n2"),
-        ("\n1", "1"),  # leading blank lines are significant
         ("0.1", "0.2"),
         ("nan", "1.0"),
         ("nan", "NaN"),
@@ -79,12 +83,68 @@ def test_tolerance_is_absolute_or_relative():
         stdout_matches("1", "1", tol=-1)
 
 
-def test_first_difference_descriptions():
-    assert first_difference("1 2 3\n4 5 7", "1 2 3\n4 5 6") == "line 2, token 3: expected '6', got '7'"
-    assert first_difference("1 2", "1 2 3") == "line 1: expected 3 tokens, got 2 (expected '1 2 3', got '1 2')"
-    assert first_difference("a", "a\nb") == "expected 2 lines, got 1: line 2 missing, expected 'b'"
-    assert first_difference("a\nb\nc", "a") == "expected 1 lines, got 3: unexpected line 2: 'b'"
-    long = first_difference("x" * 500, "y")
+@pytest.mark.parametrize("mode", ["tokens", "lines"])
+def test_1e9_is_not_999999937_in_either_mode(mode):
+    assert not stdout_matches("1e9\n", "999999937\n", mode=mode)
+
+
+def test_tokens_match_across_lines():
+    assert stdout_matches("1 2\n3\n", "1\n2 3")
+
+
+def test_lines_mode_fails_a_different_line_layout():
+    assert not stdout_matches("1 2\n3\n", "1\n2 3", mode="lines")
+
+
+def test_tokens_mode_ignores_leading_blank_lines():
+    assert stdout_matches("\n\n1", "1")
+
+
+def test_lines_mode_counts_leading_blank_lines():
+    assert not stdout_matches("\n1", "1", mode="lines")
+
+
+def test_lines_mode_ignores_trailing_space_and_blank_lines():
+    assert stdout_matches("1 2 \r\n3\n\n", "1  2\n3", mode="lines")
+
+
+def test_only_ascii_whitespace_separates_tokens():
+    assert not stdout_matches("1\u00a02", "1 2")
+
+
+def test_unknown_mode_is_refused():
+    with pytest.raises(ValueError, match="mode"):
+        stdout_matches("1", "1", mode="words")
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "description"),
+    [
+        ("1 2\n3 4\n6 6 7", "1 2 3 4 5 6 7", "token 5 (line 3): expected '5', got '6'"),
+        ("1 2\n", "1 2 3", "expected 3 tokens, got 2: token 3 missing, expected '3'"),
+        ("1\n2\n\n3", "1 2", "expected 2 tokens, got 3: unexpected token 3 (line 4): '3'"),
+    ],
+)
+def test_first_difference_names_the_token_and_its_line(actual, expected, description):
+    assert first_difference(actual, expected) == description
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "description"),
+    [
+        ("1 2 3\n4 5 7", "1 2 3\n4 5 6", "line 2, token 3: expected '6', got '7'"),
+        ("1 2", "1 2 3", "line 1: expected 3 tokens, got 2 (expected '1 2 3', got '1 2')"),
+        ("a", "a\nb", "expected 2 lines, got 1: line 2 missing, expected 'b'"),
+        ("a\nb\nc", "a", "expected 1 lines, got 3: unexpected line 2: 'b'"),
+    ],
+)
+def test_first_difference_in_lines_mode_names_the_line(actual, expected, description):
+    assert first_difference(actual, expected, mode="lines") == description
+
+
+@pytest.mark.parametrize("mode", ["tokens", "lines"])
+def test_first_difference_stays_short(mode):
+    long = first_difference("x" * 500, "y", mode=mode)
     assert long is not None and len(long) < 200
 
 
@@ -94,10 +154,17 @@ def test_matches_any():
     assert not matches_any("0", [])
 
 
-@given(st.text())
-def test_output_always_matches_itself(text):
-    assert stdout_matches(text, text)
-    assert stdout_matches(text + "  \n\n", text)
+@pytest.mark.parametrize("mode", ["tokens", "lines"])
+@given(text=st.text())
+def test_output_always_matches_itself(mode, text):
+    assert stdout_matches(text, text, mode=mode)
+    assert stdout_matches(text + "  \n\n", text, mode=mode)
+
+
+@given(st.lists(st.integers(), max_size=20), st.lists(st.sampled_from([" ", "\n", "\t", "\r\n"]), min_size=20))
+def test_any_whitespace_layout_of_the_same_tokens_matches(numbers, separators):
+    laid_out = "".join(f"{n}{sep}" for n, sep in zip(numbers, separators, strict=False))
+    assert stdout_matches(laid_out, " ".join(map(str, numbers)))
 
 
 @given(st.integers(), st.integers())
@@ -107,7 +174,12 @@ def test_integers_compare_exactly(a, b):
 
 @given(st.floats(allow_nan=False, allow_infinity=False, width=64))
 def test_float_repr_matches_itself_within_tolerance(x):
-    assert stdout_matches(repr(x), f"{x:.12g}")
+    assert stdout_matches(repr(x), f"{x:.12e}")
+
+
+@given(st.integers(min_value=-(10**18), max_value=10**18))
+def test_integer_expected_never_accepts_a_float_token(n):
+    assert not stdout_matches(f"{float(n)!r}", str(n))
 
 
 # ---------------------------------------------------------------- strict_equal
@@ -128,8 +200,8 @@ class MyInt(int):
     ("actual", "expected"),
     [
         (None, None),
-        (2, 2.0),
-        (2.0, 2),
+        (2, 2.0),  # an expected float accepts an int
+        (999999937, 1e9),
         (0.1 + 0.2, 0.3),
         (10**30, 10**30),
         (True, True),
@@ -138,8 +210,8 @@ class MyInt(int):
         (1 + 2j, 1 + 2.0000000001j),
         ((1, 2), [1, 2]),  # JSON has no tuples
         ([(1, 2), (3, 4)], [[1, 2], [3, 4]]),
-        ({"a": [1, 2.0]}, {"a": [1.0000000001, 2]}),
-        ({1: "x", (2, 3): "y"}, {1.0: "x", (2, 3): "y"}),
+        ({"a": [1, 2.0]}, {"a": [1.0000000001, 2.0]}),
+        ({1: "x", (2, 3): "y"}, {1: "x", (2, 3): "y"}),
         ({1, 2, 3}, {3, 2, 1}),
         (frozenset({(1, "a")}), frozenset({(1, "a")})),
         (float("inf"), float("inf")),
@@ -155,6 +227,11 @@ def test_strict_equal_accepts(actual, expected):
         (True, 1),
         (1, True),
         (0, False),
+        (1e9, 999999937),  # an expected int needs an int, exactly equal
+        (2.0, 2),
+        ([3.0], [3]),
+        ({1.0: "x"}, {1: "x"}),  # keys compare exactly, type included
+        ({1.0}, {1}),
         ([True], [1]),
         ({True}, {1}),
         ({True: "x"}, {1: "x"}),
@@ -266,6 +343,7 @@ def test_forged_values_are_not_plain(value):
 
 # ---------------------------------------------------------------- properties
 
+_no_int_hashable = st.none() | st.booleans() | st.floats(allow_nan=False) | st.text() | st.binary()
 _hashable = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
 _scalars = _hashable | st.complex_numbers(allow_nan=False)
 plain_values = st.recursive(
@@ -295,15 +373,15 @@ def test_json_round_trip_is_equal(value):
 
 
 tuple_free_values = st.recursive(
-    _scalars | st.sets(_hashable, max_size=4),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(_hashable, children, max_size=4),
+    _no_int_hashable | st.complex_numbers(allow_nan=False) | st.sets(_no_int_hashable, max_size=4),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_no_int_hashable, children, max_size=4),
     max_leaves=12,
 )
 
 
 @given(tuple_free_values, tuple_free_values)
-def test_strict_equal_is_symmetric_without_tuples(a, b):
-    # Only the deliberate tuple-actual/list-expected rule breaks symmetry, so tuple-free values must be symmetric.
+def test_strict_equal_is_symmetric_without_tuples_or_ints(a, b):
+    # Only the deliberate rules (a tuple for a list, an int for a float) break symmetry, so without them it holds.
     assert strict_equal(a, b) == strict_equal(b, a)
 
 
@@ -311,3 +389,13 @@ def test_bool_is_not_a_number_inside_floats():
     assert not strict_equal(True, 1.0)
     assert not strict_equal(1.0, True)
     assert math.isclose(1.0, True)  # the naive comparison would have passed
+
+
+@given(st.integers(min_value=-(2**53), max_value=2**53))
+def test_expected_float_accepts_the_same_int(n):
+    assert strict_equal(n, float(n))
+
+
+@given(st.integers(min_value=-(2**53), max_value=2**53))
+def test_expected_int_refuses_the_same_float(n):
+    assert not strict_equal(float(n), n)

@@ -98,6 +98,13 @@ def test_stdio_outputs_lists_every_acceptable_output():
         ({"time_limit_s": True}, "'time_limit_s'"),
         ({"time_limit_s": float("inf")}, "'time_limit_s'"),
         ({"memory_limit_mb": 1.5}, "'memory_limit_mb'"),
+        ({"output_match": "words"}, "'output_match'"),
+        ({"output_match": None}, "'output_match'"),
+        ({"float_tolerance": -1e-6}, "'float_tolerance'"),
+        ({"float_tolerance": True}, "'float_tolerance'"),
+        ({"float_tolerance": float("nan")}, "'float_tolerance'"),
+        ({"float_tolerance": float("inf")}, "'float_tolerance'"),
+        ({"float_tolerance": "1e-6"}, "'float_tolerance'"),
         ({"statement": None}, "'statement'"),
         ({"meta": {"x": object()}}, "'meta'"),
         ({"hidden_tests": [TestCase(kind="call", call="f()", expected=1)]}, r"hidden_tests\[0\].*does not match"),
@@ -123,6 +130,37 @@ def test_dict_round_trip_and_dropped_none_fields():
     # expected=None is a real expected return value, so it survives; other None fields are dropped
     assert hidden[1] == {"kind": "call", "call": "add(None, None)", "expected": None}
     assert "stdin" not in data["public_tests"][0]
+
+
+def test_stdio_outputs_compare_as_tokens_by_default():
+    assert stdio_problem().output_match == "tokens"
+
+
+def test_comparison_fields_round_trip_through_dicts():
+    problem = stdio_problem()
+    problem.output_match, problem.float_tolerance = "lines", 1e-4
+    assert Problem.from_dict(json.loads(json.dumps(problem.to_dict()))) == problem
+
+
+def test_comparison_fields_default_when_absent_from_the_file():
+    data = {k: v for k, v in stdio_problem().to_dict().items() if k not in ("output_match", "float_tolerance")}
+    assert Problem.from_dict(data) == stdio_problem()
+
+
+def test_tolerance_comes_from_the_statement_when_unset():
+    problem = stdio_problem()
+    problem.statement = "Print x. Your answer is correct if its absolute or relative error does not exceed 10^{-4}."
+    assert problem.tolerance == pytest.approx(1e-4)
+
+
+def test_float_tolerance_overrides_the_statement():
+    problem = stdio_problem()
+    problem.statement, problem.float_tolerance = "The absolute error must not exceed 10^{-4}.", 1e-9
+    assert problem.tolerance == 1e-9
+
+
+def test_tolerance_defaults_to_1e_6():
+    assert stdio_problem().tolerance == 1e-6
 
 
 def test_jsonl_round_trip(tmp_path):
