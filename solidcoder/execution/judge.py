@@ -1,10 +1,12 @@
 """Judges: run a candidate against a problem's tests in the sandbox and give one verdict per test.
 
-Call tests run in one sandboxed process (the program is loaded once, each test is timed separately); when the
-process dies part-way (crash, `os._exit`, timeout) the remaining tests are rerun in a fresh one, so one bad test
-does not hide the others. Stdio tests run one process per test, spread over the pool, and their stdout is
-compared here in the parent, so expected outputs never enter the sandbox. `stop_at_first_failure` trades
-completeness for speed (a verifier that only needs pass/fail).
+Call tests run in one sandbox run: the program is loaded once in its own process, and the tests run in a
+separate judge process that calls it through proxies (see `referee.py`), each test under its own time limit,
+enforced by killing the program. When the program's process is lost part-way (a crash, `os._exit`, a timeout),
+the remaining tests are rerun in a fresh run, so one bad test does not hide the others, and a candidate's judging
+time stays bounded by the sum of its per-test limits. Stdio tests run one process per test, spread over the pool,
+and their stdout is compared here in the parent, so expected outputs never enter the sandbox.
+`stop_at_first_failure` trades completeness for speed (a verifier that only needs pass/fail).
 """
 
 from __future__ import annotations
@@ -64,10 +66,10 @@ class JudgeReport:
 
 
 class Judge:
-    """Judges candidates on a sandbox pool. `strict_types` rejects non-builtin return values (forgery guard)."""
+    """Judges candidates on a sandbox pool. Only plain builtin values cross from a program to its judge (wire.py)."""
 
-    def __init__(self, pool: Executor, strict_types: bool = True, tolerance: float = 1e-6) -> None:
-        self.pool, self.strict_types, self.tolerance = pool, strict_types, tolerance
+    def __init__(self, pool: Executor, tolerance: float = 1e-6) -> None:
+        self.pool, self.tolerance = pool, tolerance
 
     def judge(self, problem: Problem, code: str, tests: list[TestCase] | None = None,
               stop_at_first_failure: bool = False) -> JudgeReport:
@@ -75,7 +77,8 @@ class Judge:
         tests = problem.public_tests if tests is None else tests
         limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
         if problem.kind == "stdio":
-            return self.judge_stdio(code, tests, limits, stop_at_first_failure)
+            return self.judge_stdio(code, tests, limits, stop_at_first_failure, output_match=problem.output_match,
+                                    tolerance=problem.tolerance)
         return self.judge_calls(code, problem.entry_point or "", tests, limits, stop_at_first_failure)
 
     def judge_calls(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,
@@ -84,7 +87,8 @@ class Judge:
         start = 0
         while start < len(tests):
             batch = tests[start:]
-            run_limits = Limits(wall_s=limits.wall_s * len(batch) + 2.0, memory_mb=limits.memory_mb)
+            # One test's limit per test, one for loading the program, and slack: the judge enforces each of them.
+            run_limits = Limits(wall_s=limits.wall_s * (len(batch) + 1) + 2.0, memory_mb=limits.memory_mb)
             result = self.pool.run(self._calls_job(code, entry_point, batch, limits, stop_at_first_failure),
                                    limits=run_limits)
             verdicts, finished = _call_verdicts(result, start, batch)
@@ -96,39 +100,44 @@ class Judge:
 
     def _calls_job(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits, stop: bool) -> dict:
         return {"mode": "tests", "code": code, "entry_point": entry_point, "test_time_s": limits.wall_s,
-                "strict": self.strict_types, "stop_on_failure": stop, "tests": [_harness_test(t) for t in tests]}
+                "stop_on_failure": stop, "tests": [_harness_test(t, self.tolerance) for t in tests]}
 
-    def judge_stdio(self, code: str, tests: list[TestCase], limits: Limits,
-                    stop_at_first_failure: bool = False) -> JudgeReport:
+    def judge_stdio(self, code: str, tests: list[TestCase], limits: Limits, stop_at_first_failure: bool = False,
+                    *, output_match: str = "tokens", tolerance: float | None = None) -> JudgeReport:
+        """Judge a program on stdio tests; `tolerance` None means the judge's own (see compare.py for modes)."""
         report = JudgeReport(total=len(tests))
         job = {"mode": "stdio", "code": code}
+        how = (output_match, self.tolerance if tolerance is None else tolerance)
         if stop_at_first_failure:
             for index, test in enumerate(tests):
-                report.verdicts.append(self._stdio_verdict(index, test, self.pool.run(job, test.stdin, limits)))
+                report.verdicts.append(self._stdio_verdict(index, test, self.pool.run(job, test.stdin, limits), *how))
                 if not report.verdicts[-1].passed:
                     break
             return report
         results = self.pool.map([(job, test.stdin or "", limits) for test in tests])
-        report.verdicts = [self._stdio_verdict(i, t, r) for i, (t, r) in enumerate(zip(tests, results, strict=True))]
+        report.verdicts = [self._stdio_verdict(i, t, r, *how)
+                           for i, (t, r) in enumerate(zip(tests, results, strict=True))]
         return report
 
-    def _stdio_verdict(self, index: int, test: TestCase, result: ExecResult) -> TestVerdict:
+    def _stdio_verdict(self, index: int, test: TestCase, result: ExecResult, output_match: str = "tokens",
+                       tolerance: float | None = None) -> TestVerdict:
+        tol = self.tolerance if tolerance is None else tolerance
         verdict = TestVerdict(index, "fail", stdin=test.stdin, expected=test.outputs[0], actual=result.stdout,
                               wall_s=result.wall_s)
         if result.status != "ok":
             verdict.status = _RUN_STATUS_TO_VERDICT.get(result.status, result.status)
             verdict.detail = _run_problem(result)
-        elif matches_any(result.stdout, test.outputs, self.tolerance):
+        elif matches_any(result.stdout, test.outputs, tol, output_match):
             verdict.status = "pass"
         else:
-            verdict.detail = first_difference(result.stdout, test.outputs[0], self.tolerance) or "wrong output"
+            verdict.detail = first_difference(result.stdout, test.outputs[0], tol, output_match) or "wrong output"
         return verdict
 
 
-def _harness_test(test: TestCase) -> dict:
+def _harness_test(test: TestCase, tolerance: float) -> dict:
     if test.script is not None:
         return {"kind": test.style or "assert", "script": test.script}
-    return {"kind": "call", "call": test.call, "expected": test.expected}
+    return {"kind": "call", "call": test.call, "expected": test.expected, "tolerance": tolerance}
 
 
 def _run_problem(result: ExecResult) -> str:
@@ -145,31 +154,40 @@ def _run_problem(result: ExecResult) -> str:
 
 
 def _call_verdicts(result: ExecResult, start: int, batch: list[TestCase]) -> tuple[list[TestVerdict], bool]:
-    """Verdicts the harness reported for a batch; when it did not finish, the next test takes the run's fate."""
+    """Verdicts the judge process reported for a batch, and whether the batch is settled.
+
+    A test during which the program's process was lost takes the run's fate (its memory limit, its crash); when
+    the judge itself did not finish, the next test does. Either way the tests after it are run again.
+    """
     verdicts: list[TestVerdict] = []
     records = result.records
     load_error = next((r for r in records if r.get("event") == "load_error"), None)
-    finished = any(r.get("event") == "done" for r in records)
-    if load_error is not None and finished:
-        detail = f"the program failed to load: {load_error['error']}"
+    done = any(r.get("event") == "done" for r in records)
+    if load_error is not None and done:
+        detail = f"the program failed to load: {load_error.get('error')}"
         return [TestVerdict(start + i, "error", detail) for i in range(len(batch))], True
     for record in records:
-        if record.get("event") == "test" and record.get("index") == len(verdicts):
-            verdicts.append(_verdict_from_record(start, batch, record))
-    if not finished and len(verdicts) < len(batch):
+        if record.get("event") == "test" and record.get("index") == len(verdicts) < len(batch):
+            verdicts.append(_verdict_from_record(start, batch, record, result))
+    if not done and len(verdicts) < len(batch):
         status = _RUN_STATUS_TO_VERDICT.get(result.status, result.status)
         verdicts.append(TestVerdict(start + len(verdicts), status, _run_problem(result)))
-    return verdicts, finished
+    lost = any(r.get("event") == "test" and r.get("lost") for r in records)
+    return verdicts, done and not lost
 
 
-def _verdict_from_record(start: int, batch: list[TestCase], record: dict) -> TestVerdict:
+def _verdict_from_record(start: int, batch: list[TestCase], record: dict, result: ExecResult) -> TestVerdict:
     index = record["index"]
     test = batch[index]
-    if record.get("ok"):
-        return TestVerdict(start + index, "pass", actual=record.get("actual"))
-    status = "timeout" if record.get("timeout") else ("fail" if "error" not in record else "error")
-    if record.get("error", "").startswith("AssertionError"):
+    actual = record.get("actual") if isinstance(record.get("actual"), str) else None
+    error = record.get("error") if isinstance(record.get("error"), str) else None
+    if record.get("ok") is True:
+        return TestVerdict(start + index, "pass", actual=actual)
+    status = "timeout" if record.get("timeout") else ("fail" if error is None else "error")
+    if error is not None and error.startswith("AssertionError"):
         status = "fail"
+    if record.get("lost") and not record.get("timeout") and result.status in ("memory_limit", "runtime_error"):
+        status, error = _RUN_STATUS_TO_VERDICT.get(result.status, result.status), f"{error}: {_run_problem(result)}"
     expected = repr(test.expected) if test.call is not None else None
-    detail = record.get("error") or f"{test.call}: expected {expected}, got {record.get('actual')}"
-    return TestVerdict(start + index, status, detail, expected=expected, actual=record.get("actual"))
+    detail = error or f"{test.call}: expected {expected}, got {actual}"
+    return TestVerdict(start + index, status, detail, expected=expected, actual=actual)

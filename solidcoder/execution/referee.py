@@ -12,6 +12,7 @@ mean what it says (it is the test), but it runs confined like the program: no ne
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
 import signal
@@ -78,10 +79,8 @@ class Channel:
 
     def kill(self, why: str) -> None:
         self.lost = self.lost or f"the program {why}"
-        try:
+        with contextlib.suppress(OSError):
             signal.pidfd_send_signal(PIDFD, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 class Remote:
@@ -168,10 +167,8 @@ def _base_scope(channel: Channel, names: Any) -> dict[str, Any]:
 
 
 def _import_into(scope: dict, name: str, module: str) -> None:
-    try:
+    with contextlib.suppress(ImportError):
         scope[name] = __import__(module, fromlist=["_"])
-    except ImportError:
-        pass
 
 
 def _short_repr(value: Any) -> str:
