@@ -150,19 +150,20 @@ def _isolate_filesystem(import_paths: list[str], keep_proc: bool) -> Layer:
     try:
         _unshare(CLONE_NEWNS)
         _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
-        shown = build_root(ROOT_MOUNTPOINT, import_paths, keep_proc)
-        _pivot_into(ROOT_MOUNTPOINT)
+        root = _root_mountpoint(import_paths)
+        shown = build_root(root, import_paths, keep_proc)
+        _pivot_into(root)
         return Layer("filesystem", True, f"a read-only root of {len(shown)} paths (system libraries, the Python "
                                          "installation and its import paths); fresh tmpfs /tmp, /dev/shm per run")
     except OSError as exc:
         return Layer("filesystem", False, str(exc))
 
 
-ROOT_MOUNTPOINT = "/tmp"  # in the zygote's own mount namespace only: the new root is a tmpfs mounted here
+# Where the new root is built, in the zygote's own mount namespace only: a directory no shown path lives under.
+_ROOT_MOUNTPOINTS = ("/mnt", "/media", "/srv", "/var/empty", "/opt", "/tmp")
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types")
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-_MS_BIND = 0x1000
 _MS_NOEXEC = 0x8
 _MNT_DETACH = 2
 _SYS_PIVOT_ROOT = 155
@@ -179,19 +180,34 @@ def python_paths(paths: list[str]) -> list[str]:
     return sorted(kept | prefixes)
 
 
+def _root_mountpoint(import_paths: list[str]) -> str:
+    paths = python_paths(import_paths)
+    for candidate in _ROOT_MOUNTPOINTS:
+        if os.path.isdir(candidate) and not any(p.startswith(candidate + "/") for p in paths):
+            return candidate
+    raise OSError(errno.ENOENT, f"no directory to build the root in (tried {', '.join(_ROOT_MOUNTPOINTS)})")
+
+
 def build_root(root: str, import_paths: list[str], keep_proc: bool) -> list[str]:
-    """A read-only tmpfs root at `root` holding only what Python and its packages need; returns what it shows."""
-    _mount("tmpfs", root, "tmpfs", _MS_NOSUID, "size=4m,mode=0755")
+    """A read-only tmpfs root at `root` holding only what Python and its packages need; returns what it shows.
+
+    Every source is cloned (open_tree) before the tmpfs covers `root`, so paths under it (a virtualenv in /tmp)
+    can be shown too.
+    """
     shown = [p for p in _SYSTEM_DIRS + _SYSTEM_FILES + _DEVICES if os.path.lexists(p)]
-    for path in shown:
-        _show(root, path)
-    for path in _outermost(python_paths(import_paths)):
-        _show(root, path)
-        shown.append(path)
+    shown += _outermost(python_paths(import_paths))
+    links = [(p, os.readlink(p)) for p in shown if os.path.islink(p) and os.path.dirname(p) in ("/", "/etc")]
+    trees = [(p, _open_tree(p)) for p in shown if p not in dict(links)]
+    _mount("tmpfs", root, "tmpfs", _MS_NOSUID, "size=4m,mode=0755")
+    for path, target in links:
+        os.makedirs(os.path.dirname(root + path), mode=0o755, exist_ok=True)
+        os.symlink(target, root + path)
+    for path, tree_fd in trees:
+        _attach(tree_fd, root + path, is_dir=os.path.isdir(path))
     for name in ("tmp", "proc", "dev/shm"):
         os.makedirs(root + "/" + name, mode=0o1777 if name == "tmp" else 0o755, exist_ok=True)
     if keep_proc:  # a user namespace may mount a new /proc only where a full one is already visible
-        _mount("/proc", root + "/proc", None, _MS_BIND | _MS_REC)
+        _attach(_open_tree("/proc"), root + "/proc", is_dir=True)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
@@ -207,18 +223,14 @@ def _outermost(paths: list[str]) -> list[str]:
     return kept
 
 
-def _show(root: str, path: str) -> None:
-    """Make `path` appear at the same place under `root`: a symlink as a symlink, else a recursive bind mount."""
-    target = root + path
-    os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
-    if os.path.islink(path) and os.path.dirname(path) in ("/", "/etc"):
-        os.symlink(os.readlink(path), target)
-        return
-    if os.path.isdir(path):
-        os.makedirs(target, mode=0o755, exist_ok=True)
-    else:
+def _attach(tree_fd: int, target: str, is_dir: bool) -> None:
+    """Attach a detached mount tree (from open_tree) at `target`, creating the mountpoint; closes the fd."""
+    os.makedirs(target if is_dir else os.path.dirname(target), mode=0o755, exist_ok=True)
+    if not is_dir:
         open(target, "a").close()
-    _mount(path, target, None, _MS_BIND | _MS_REC)
+    res = _libc.syscall(_SYS_MOVE_MOUNT, tree_fd, b"", -100, target.encode(), _MOVE_MOUNT_F_EMPTY_PATH)
+    os.close(tree_fd)
+    _check(int(res), f"move_mount {target}")
 
 
 def _pivot_into(root: str) -> None:
@@ -254,18 +266,17 @@ def probe_run_namespaces() -> Layer:
     return Layer("pid_namespace", True, "each run is init of its own PID namespace, with its own IPC namespace")
 
 
-def mount_run_filesystems(tmp_mb: int, tmp_trees: list[tuple[str, int]]) -> str:
+def mount_run_filesystems(tmp_mb: int, tmp_paths: list[str]) -> str:
     """In a candidate's fresh mount namespace: a new tmpfs /tmp and /dev/shm and its own /proc.
 
-    `tmp_trees` are (path, open_tree fd) of import paths that live under /tmp, put back over the new tmpfs.
+    `tmp_paths` are import paths that live under /tmp (a virtualenv there), put back over the new tmpfs.
     Returns how /proc was provided ("own" or why it is empty).
     """
+    tmp_trees = [(path, _open_tree(path)) for path in tmp_paths]
     _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={tmp_mb}m,mode=1777")  # mounts are private
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=16m,mode=1777")
     for path, tree_fd in tmp_trees:
-        os.makedirs(path, mode=0o755, exist_ok=True)
-        _check(int(_libc.syscall(_SYS_MOVE_MOUNT, tree_fd, b"", -100, path.encode(), _MOVE_MOUNT_F_EMPTY_PATH)),
-               f"move_mount {path}")
+        _attach(tree_fd, path, is_dir=True)
     try:
         _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
         return "own"
@@ -274,10 +285,9 @@ def mount_run_filesystems(tmp_mb: int, tmp_trees: list[tuple[str, int]]) -> str:
         return f"empty ({exc})"
 
 
-def open_tmp_trees(import_paths: list[str]) -> list[tuple[str, int]]:
-    """Detached copies of the import paths under /tmp (a virtualenv there), to re-attach in each run."""
-    under = [p for p in _outermost(python_paths(import_paths)) if p.startswith("/tmp/")]
-    return [(path, _open_tree(path)) for path in under]
+def tmp_import_paths(import_paths: list[str]) -> list[str]:
+    """The import paths under /tmp (a virtualenv there), which each run's fresh /tmp must show again."""
+    return [p for p in _outermost(python_paths(import_paths)) if p.startswith("/tmp/")]
 
 
 def _open_tree(path: str) -> int:

@@ -1,30 +1,41 @@
 """Run untrusted, model-written Python quickly and in isolation: a pool of fork-server workers.
 
-Each worker is a "zygote" process (see `zygote.py`) that has already imported the standard library modules
-solutions use; a run is a fresh child cloned from it, so starting a program costs a fork, not an interpreter.
+Each worker is a "zygote" process (`zygote.py`) that has already imported the modules solutions use; a run is a
+fresh child cloned from it, so starting a program costs a clone, not an interpreter.
 
-What a run is isolated from, on a Linux kernel that allows it (each layer is reported in `SandboxPool.layers`
-and logged as a warning when it is off; none is skipped silently):
+What is guaranteed, on a Linux kernel that allows each layer (every layer is reported in `SandboxPool.layers` and
+logged as a warning when it is off; none is skipped silently):
 
-* the network: a new network namespace with no interface up, and a seccomp filter refusing non-AF_UNIX sockets;
-* the filesystem: a mount namespace in which every mount is read-only except private tmpfs on /tmp and /dev/shm
-  (the working directory is /tmp/work), wiped after every run; files readable by "other" stay readable, except
-  that private home directories holding the Python installation are replaced by just its import paths;
-* other users' files and privileges: an unprivileged uid/gid per worker (started as root), or a user namespace
-  with all capabilities dropped (started as a normal user); no_new_privs; seccomp refuses ptrace, setuid, mount,
-  namespace creation, module loading, bpf, perf, keyctl and io_uring;
-* the caller's environment: the program sees only PATH, HOME, TMPDIR and LANG; API keys never reach it;
-* resources: rlimits on address space, CPU time, processes, file size and open files; stdout/stderr capped;
-  a wall-clock deadline;
-* its own descendants: each run is init of a new PID namespace, so a double-forked daemon dies with the run.
+* Verdicts are decided outside the candidate's process. For call tests the program runs in one process that only
+  answers calls; test scripts, expected values, `check(candidate)` functions and comparisons run in a separate
+  judge process (`referee.py`) that never executes candidate code and receives only plain values (`wire.py`).
+  Nothing the program does to its own interpreter (builtins, hooks, frames, its file descriptors) changes a
+  verdict: a program that computes the right values passes, and nothing else does. Stdout of stdio programs is
+  compared here, in the parent.
+* No memory of earlier runs: the zygote never reads a run's code, tests, input or output (they travel in memfds
+  it passes on unread), and each run gets a fresh tmpfs /tmp and /dev/shm and its own IPC namespace, all gone
+  with it. Nothing a run writes is readable by a later run.
+* Host channels closed: a new network namespace with no interface up; seccomp refuses socket() of every family
+  (only connected AF_UNIX stream pairs, for asyncio and multiprocessing), so no socket file on the host (docker.sock,
+  /dev/log) can be reached; a minimal read-only root holding only system libraries, a few /etc files, device
+  nodes and the Python installation with its import paths (no project checkout, home directory, dataset or
+  cache); the run's own /proc, which shows only the run's processes.
+* Resources: rlimits on address space, CPU time, processes, file size and open files; a per-worker memory cgroup
+  (v1 or v2) that also counts shared memory, memfd and tmpfs pages; stdout/stderr caps; a wall-clock deadline;
+  each run is init of its own PID namespace, so a double-forked daemon dies with it. Per-test time limits of call
+  tests are enforced by the judge process killing the program.
+* Privileges: an unprivileged uid/gid per worker (started as root) or a user namespace with all capabilities
+  dropped (started as a normal user); no_new_privs; seccomp refuses ptrace, setuid, mount, namespace creation,
+  module loading, bpf, perf, keyctl and io_uring. The environment is scrubbed: PATH, HOME, TMPDIR and LANG only.
+* Program behaviour is never a `sandbox_error`: that status means the sandbox's own setup failed, which each
+  child reports on a pipe it closes before any program code runs.
 
-What it is NOT isolated from: the kernel itself (a kernel exploit escapes); CPU caches and timing side
-channels; reading world-readable files (the Python installation, /etc/passwd, /proc of the machine);
-other runs' CPU and memory pressure (no cgroups, so one run can slow another). The test harness runs in the
-same process as the program: verdicts are protected by a per-run nonce, exact-type comparison and functions
-captured before the program runs, which defeats early exits, fake status lines, monkeypatching and objects
-whose `__eq__` always returns True, but not a program that deliberately reads the harness's memory through
-frames, `gc` or ctypes. Treat pass/fail as trustworthy for model output, not for an adversary who knows this code.
+What is NOT isolated: the kernel itself (a kernel exploit escapes); CPU caches and timing side channels; other
+runs' CPU pressure (no CPU cgroup: one run can slow another); swap and kernel memory where the cgroup does not
+count them; the test scripts themselves, which the judge trusts to mean what they say (they run confined like the
+program, but can fail any candidate). When started without root the memory cgroup is usually unavailable (then
+memfd and shared-memory pages are bounded only by the tmpfs sizes), and a new /proc may be refused by the kernel
+(then /proc is empty).
 """
 
 from __future__ import annotations

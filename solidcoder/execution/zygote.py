@@ -59,7 +59,7 @@ class Zygote:
         self.seccomp: isolation.SeccompProgram | None = None
         self.cgroup: isolation.MemoryCgroup | None = None
         self.namespaces = False
-        self.tmp_trees: list[tuple[str, int]] = []
+        self.tmp_paths: list[str] = []
         self.devnull = -1
 
     def start(self) -> list[isolation.Layer]:
@@ -70,7 +70,7 @@ class Zygote:
             self.layers += isolation.isolate_zygote(sys.path)
             self.layers.append(isolation.probe_run_namespaces())
             self.namespaces = self.layers[-1].on
-            self.tmp_trees = isolation.open_tmp_trees(sys.path) if self.filesystem_on() else []
+            self.tmp_paths = isolation.tmp_import_paths(sys.path) if self.filesystem_on() else []
         else:
             self.layers += [isolation.Layer(n, False, "disabled by configuration")
                             for n in ("network", "filesystem", "pid_namespace")]
@@ -247,6 +247,7 @@ class Child:
 
     def __init__(self, zygote: Zygote, limits: dict, role: str, fds: dict[int, int], workdir: str) -> None:
         self.zygote, self.limits, self.role, self.fds, self.workdir = zygote, limits, role, fds, workdir
+        self.setup_fd = fds[7]  # the setup pipe, until it is moved to 7
 
     def enter(self) -> None:
         try:
@@ -255,7 +256,7 @@ class Child:
             os.close(7)
         except BaseException as exc:  # noqa: BLE001 - any setup failure is the sandbox's, not the program's
             with contextlib.suppress(OSError):
-                os.write(7, f"sandbox setup failed: {type(exc).__name__}: {exc}".encode())
+                os.write(self.setup_fd, f"sandbox setup failed: {type(exc).__name__}: {exc}".encode())
             os._exit(SETUP_FAILED_EXIT)
         if self.role == "candidate":
             harness.run_candidate(_read_job(5))
@@ -267,10 +268,11 @@ class Child:
         os.setsid()
         candidate = self.role == "candidate"
         if candidate and self.zygote.namespaces and self.zygote.filesystem_on():
-            isolation.mount_run_filesystems(self.zygote.config["tmp_mb"], self.zygote.tmp_trees)
+            isolation.mount_run_filesystems(self.zygote.config["tmp_mb"], self.zygote.tmp_paths)
         if candidate and self.zygote.cgroup is not None:
             self.zygote.cgroup.join()
         _install_fds(self.fds)
+        self.setup_fd = 7
         os.chdir(self.workdir if candidate else "/")
         self._confine()
         random.seed(int.from_bytes(os.urandom(16), "little"))  # children are clones: reseed each one
