@@ -7,8 +7,11 @@ hostile_programs.py, so that other executors (test_executor_ray.py) are held to 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -294,3 +297,29 @@ def test_multiprocessing_works_inside_the_sandbox(sandbox_pool):
 def test_imports_outside_the_preloaded_set_work(sandbox_pool):
     result = run_hostile(sandbox_pool, "uncommon_imports")
     assert (result.status, result.stdout) == ("ok", "imported\n")
+
+
+VENV_PROBE = """
+import sys
+from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+with SandboxPool(SandboxConfig(workers=1)) as pool:
+    result = pool.run_program("import probe_pkg, json; print(probe_pkg.VALUE)")
+    print(result.status, result.stdout.strip(), result.stderr[-300:])
+"""
+
+
+def test_a_virtualenv_under_tmp_imports_in_the_sandbox(tmp_path_factory):
+    venv = Path(tempfile.mkdtemp(prefix="solidcoder-venv-", dir="/tmp"))
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+                       check=True, timeout=120)
+        python = venv / "bin" / "python"
+        site = subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        (Path(site) / "probe_pkg").mkdir()
+        (Path(site) / "probe_pkg" / "__init__.py").write_text("VALUE = 7\n")
+        done = subprocess.run([python, "-c", VENV_PROBE], capture_output=True, text=True, timeout=120, cwd="/",
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+        assert done.stdout.split()[:2] == ["ok", "7"], done.stdout + done.stderr[-2000:]
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)

@@ -170,14 +170,17 @@ _SYS_PIVOT_ROOT = 155
 
 
 def python_paths(paths: list[str]) -> list[str]:
-    """The import paths that belong to the Python installation or an environment, not a project checkout."""
+    """The import paths that belong to the Python installation or an environment, not a project checkout.
+
+    Each is shown on its own (under parents made traversable), so a private prefix (mode 700) still imports.
+    """
     prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     kept = set()
     for path in (os.path.realpath(p) for p in paths if p):
-        inside = any(path == pre or path.startswith(pre + os.sep) for pre in prefixes)
+        inside = any(path.startswith(pre + os.sep) for pre in prefixes)
         if os.path.isdir(path) and (inside or os.path.basename(path) in ("site-packages", "dist-packages")):
             kept.add(path)
-    return sorted(kept | prefixes)
+    return sorted(kept)
 
 
 def _root_mountpoint(import_paths: list[str]) -> str:
