@@ -133,7 +133,8 @@ def _encoded_or_none(value: Any) -> bytes | None:
 
 
 def exported_names(ns: dict) -> dict[str, Any]:
-    """What the judge may name: callables and classes by kind, modules by name, small plain values by value."""
+    """What the judge may name: the program's own callables and classes, where imported ones come from (the judge
+    imports those itself), modules by name, and small plain values by value."""
     names: dict[str, Any] = {}
     for name, value in list(ns.items()):
         if name.startswith("__"):
@@ -141,10 +142,17 @@ def exported_names(ns: dict) -> dict[str, Any]:
         if type(value).__name__ == "module":
             names[name] = ("module", getattr(value, "__name__", name))
         elif isinstance(value, type) or callable(value):
-            names[name] = ("class" if isinstance(value, type) else "function",)
+            names[name] = _callable_entry(value)
         elif (raw := _encoded_or_none(value)) is not None and len(raw) <= 1 << 16:
             names[name] = ("value", value)
     return names
+
+
+def _callable_entry(value: Any) -> tuple:
+    module = getattr(value, "__module__", None)
+    if isinstance(module, str) and module != "solution":
+        return ("import", module, str(getattr(value, "__qualname__", getattr(value, "__name__", ""))))
+    return ("class" if isinstance(value, type) else "function",)
 
 
 def _send(message: tuple) -> None:

@@ -180,6 +180,9 @@ def python_paths(paths: list[str]) -> list[str]:
         inside = any(path.startswith(pre + os.sep) for pre in prefixes)
         if os.path.isdir(path) and (inside or os.path.basename(path) in ("site-packages", "dist-packages")):
             kept.add(path)
+    # The interpreter itself, so that a program can start another one (multiprocessing's resource tracker does).
+    kept |= {os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))}
+    kept |= {cfg for cfg in (os.path.join(sys.prefix, "pyvenv.cfg"),) if os.path.exists(cfg)}
     return sorted(kept)
 
 
@@ -275,11 +278,11 @@ def mount_run_filesystems(tmp_mb: int, tmp_paths: list[str]) -> str:
     `tmp_paths` are import paths that live under /tmp (a virtualenv there), put back over the new tmpfs.
     Returns how /proc was provided ("own" or why it is empty).
     """
-    tmp_trees = [(path, _open_tree(path)) for path in tmp_paths]
+    tmp_trees = [(path, os.path.isdir(path), _open_tree(path)) for path in tmp_paths]
     _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={tmp_mb}m,mode=1777")  # mounts are private
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=16m,mode=1777")
-    for path, tree_fd in tmp_trees:
-        _attach(tree_fd, path, is_dir=True)
+    for path, is_dir, tree_fd in tmp_trees:
+        _attach(tree_fd, path, is_dir)
     try:
         _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
         return "own"

@@ -151,24 +151,36 @@ def _replace_contents(target: Any, value: Any) -> None:
         target.update(value)
 
 
-def _base_scope(channel: Channel, names: Any) -> dict[str, Any]:
-    """The names a test script sees: proxies for the program's functions and classes, copies of its values."""
+def _base_scope(channel: Channel, names: Any, entry_point: str) -> dict[str, Any]:
+    """The names a test script sees: proxies for the program's functions and classes, copies of its values, and
+    the real standard-library objects it imported. No program name hides a builtin, except the entry point."""
     scope: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    own = set(entry_point.split(".")[:1])
     for name, entry in (names.items() if type(names) is dict else ()):
-        if type(name) is not str or type(entry) is not tuple or not entry:
+        if type(name) is not str or name.startswith("__") or type(entry) is not tuple or not entry:
             continue
-        if entry[0] in ("function", "class"):
+        if hasattr(builtins, name) and name not in own:
+            continue
+        if entry[0] in ("function", "class") or name in own:
             scope[name] = Remote(channel, ("name", name), name)
         elif entry[0] == "value" and len(entry) == 2:
             scope[name] = entry[1]
-        elif entry[0] == "module" and len(entry) == 2 and entry[1] in sys.stdlib_module_names:
-            _import_into(scope, name, str(entry[1]))
+        elif entry[0] == "module" and len(entry) == 2:
+            _import_into(scope, name, entry[1], "")
+        elif entry[0] == "import" and len(entry) == 3:
+            _import_into(scope, name, entry[1], entry[2])
     return scope
 
 
-def _import_into(scope: dict, name: str, module: str) -> None:
-    with contextlib.suppress(ImportError):
-        scope[name] = __import__(module, fromlist=["_"])
+def _import_into(scope: dict, name: str, module: Any, qualname: Any) -> None:
+    """Bind `name` to the standard library's own `module.qualname`; anything else is left out."""
+    if type(module) is not str or type(qualname) is not str or module.split(".")[0] not in sys.stdlib_module_names:
+        return
+    with contextlib.suppress(Exception):
+        value = __import__(module, fromlist=["_"])
+        for part in filter(None, qualname.split(".")):
+            value = getattr(value, part)
+        scope[name] = value
 
 
 def _short_repr(value: Any) -> str:
@@ -239,13 +251,16 @@ def _emit(record: dict) -> None:
 def _loaded(channel: Channel, job: dict) -> Any:
     """The program's names once it has loaded, or None after reporting why it did not."""
     channel.deadline = time.monotonic() + job["test_time_s"]
+    signal.setitimer(signal.ITIMER_REAL, job["test_time_s"] + 0.05)  # decoding a hostile reply takes time too
     try:
         reply = channel.receive()
-    except TimeoutError:
+    except (TimeoutError, TestTimeout):
         channel.kill("timed out while loading")
         reply = ("load_error", f"the program did not finish loading within {job['test_time_s']} s")
     except (EOFError, OSError, CandidateLost):
         reply = ("load_error", "the program's process ended while loading")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
     if reply[0] == "loaded" and len(reply) == 2:
         return reply[1]
     _emit({"event": "load_error", "error": str(reply[1] if len(reply) > 1 else reply)[:2000]})
@@ -258,7 +273,7 @@ def run_judge(job: dict) -> None:
     channel = Channel()
     names = _loaded(channel, job)
     if names is not None:
-        base = _base_scope(channel, names)
+        base = _base_scope(channel, names, job["entry_point"])
         for index, test in enumerate(job["tests"]):
             verdict = _guarded(test, base, channel, job)
             _emit({"event": "test", "index": index, **verdict})

@@ -180,7 +180,8 @@ class Run:
         return fds
 
     def _judge_fds(self, channel, pidfd: int) -> dict[int, int]:
-        return {0: self.fds["judge"], 1: self.zygote.devnull, 2: self.fds["stderr"], referee.REPORT_FD: self.fds[
+        # Nothing the judge writes may reach the candidate: its stdout and stderr go nowhere.
+        return {0: self.fds["judge"], 1: self.zygote.devnull, 2: self.zygote.devnull, referee.REPORT_FD: self.fds[
             "report"], referee.REQUESTS: channel[0][1], referee.REPLIES: channel[1][0], referee.PIDFD: pidfd}
 
     def _spawn(self, role: str, fds: dict[int, int]) -> None:
