@@ -188,7 +188,7 @@ class Run:
         read_end, write_end = os.pipe()
         fds[7] = write_end
         # The judge stays in our PID namespace: its pidfd_send_signal can reach the candidate only from an ancestor.
-        pid = isolation.clone_run() if role == "candidate" and self.zygote.namespaces else os.fork()
+        pid = isolation.clone_run(namespaces=role == "candidate") if self.zygote.namespaces else os.fork()
         if pid == 0:
             Child(self.zygote, self.limits, role, fds, self.workdir).enter()
         os.close(write_end)
