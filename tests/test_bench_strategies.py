@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 from scripted_server import reply, status
@@ -74,7 +75,7 @@ def test_one_call_strategies(scripted_server, sandbox_pool, tmp_path, name):
 
 def test_solidcoder_adapter_runs_the_pipeline(scripted_server, sandbox_pool, tmp_path):
     router = StageRouter(scripted_server)
-    results, errors = run(scripted_server, make_strategy("solidcoder"), sandbox_pool, tmp_path)
+    results, errors = run(scripted_server, make_strategy("solidcoder+"), sandbox_pool, tmp_path)
     assert not errors and results[0]["passed"] and results[0]["notes"]["verified"]
     assert results[0]["calls"] == len(scripted_server.chat_requests()) > 2
     assert "code" in router.stages()
@@ -84,7 +85,7 @@ def test_solidcoder_adapter_runs_the_pipeline(scripted_server, sandbox_pool, tmp
 
 def test_solidcoder_model_outage_is_an_infrastructure_error(scripted_server, sandbox_pool, tmp_path):
     scripted_server.responder = lambda received: status(500, "down")
-    results, errors = run(scripted_server, make_strategy("solidcoder_no_oracle"), sandbox_pool, tmp_path)
+    results, errors = run(scripted_server, make_strategy("solidcoder+_no_oracle"), sandbox_pool, tmp_path)
     assert not results and errors[0]["error_kind"] == "model"
 
 
@@ -92,8 +93,8 @@ def test_unknown_strategy_and_ablation():
     with pytest.raises(BadInput, match="unknown strategy"):
         make_strategy("magic")
     with pytest.raises(BadInput, match="unknown SolidCoder ablation"):
-        make_strategy("solidcoder_no_brain")
-    assert make_strategy("solidcoder-no-live").config.live is False
+        make_strategy("solidcoder+_no_brain")
+    assert make_strategy("solidcoder+-no-live").config.live is False
 
 
 def test_resume_replays_the_calls_a_failed_unit_already_paid_for(scripted_server, sandbox_pool, tmp_path):
@@ -132,7 +133,7 @@ def test_max_calls_before_any_code_is_an_error_that_does_not_stop_the_run(script
 
 def test_max_calls_in_the_pipeline_keeps_its_best_candidate(scripted_server, sandbox_pool, tmp_path):
     StageRouter(scripted_server)
-    totals, results, errors = run_capped(scripted_server, make_strategy("solidcoder"), sandbox_pool, tmp_path, 3)
+    totals, results, errors = run_capped(scripted_server, make_strategy("solidcoder+"), sandbox_pool, tmp_path, 3)
     assert not errors and not totals.stopped and results[0]["calls"] == 3
     # the call the cap refused is not a stage's call: the per-stage split adds up to the row's calls
     assert sum(calls for calls, _, _ in results[0]["notes"]["stages"].values()) == 3
@@ -145,8 +146,8 @@ def test_bench_gives_pipeline_roles_their_own_models_and_resumes(scripted_server
 
     StageRouter(scripted_server)
     dump_problems([ADD], tmp_path / "add.jsonl")
-    args = ["python3", "-m", "solidcoder", "bench", "--dataset", "humaneval", "--data-file",
-            str(tmp_path / "add.jsonl"), "--strategy", "solidcoder", "--model", "openai/coder-model",
+    args = [sys.executable, "-m", "solidcoder", "bench", "--dataset", "humaneval", "--data-file",
+            str(tmp_path / "add.jsonl"), "--strategy", "solidcoder+", "--model", "openai/coder-model",
             "--model", "judge=openai/judge-model", "--api-base", scripted_server.url,
             "--run-dir", str(tmp_path / "run")]
     done = run_cli(args)
@@ -167,11 +168,11 @@ def test_bench_gives_pipeline_roles_their_own_models_and_resumes(scripted_server
     (["--model", "jduge=openai/x"], "unknown role; roles are planner"),
     (["--model", "judge=openai/x", "--strategy", "cot"], "--strategy cot has none"),
 ])
-def test_bench_role_models_bad_input(extra, message, tmp_path, shared_data):
+def test_bench_role_models_bad_input(extra, message, tmp_path, humaneval_file):
     from bench_support import run_cli
 
-    done = run_cli(["python3", "-m", "solidcoder", "bench", "--dataset", "humaneval", "--data-file",
-                    str(shared_data / "humaneval_with_sample_io.jsonl"), "--strategy", "solidcoder", *extra,
+    done = run_cli([sys.executable, "-m", "solidcoder", "bench", "--dataset", "humaneval", "--data-file",
+                    str(humaneval_file), "--strategy", "solidcoder+", *extra,
                     "--run-dir", str(tmp_path / "run")])
     assert done.returncode == 2 and message in done.stderr and not (tmp_path / "run").exists()
 
@@ -182,7 +183,7 @@ def test_run_temperature_reaches_every_pipeline_call_that_does_not_sample_on_pur
     from stage_router import stage_of
 
     StageRouter(scripted_server)
-    results, _ = run(scripted_server, make_strategy("solidcoder"), sandbox_pool, tmp_path, temperature=0.0)
+    results, _ = run(scripted_server, make_strategy("solidcoder+"), sandbox_pool, tmp_path, temperature=0.0)
     sent = [(stage_of(r), r.body.get("temperature")) for r in scripted_server.chat_requests()]
     assert len({stage for stage, _ in sent}) >= 3 and results[0]["passed"]
     assert all(temperature == 0.0 for _, temperature in sent), sent

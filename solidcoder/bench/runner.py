@@ -15,11 +15,8 @@ from typing import Any, Protocol
 
 from solidcoder.bench.calls import Limiter, ProblemBudgetExceeded, RecordingModel
 from solidcoder.bench.store import ResultStore
+from solidcoder.errors import InfrastructureError
 from solidcoder.models.base import BudgetExceeded, Model, ModelError, ModelFatalError
-
-
-class InfrastructureError(Exception):
-    """The sandbox (not the candidate) failed; the unit is retried on resume."""
 
 
 class BenchTask(Protocol):

@@ -17,6 +17,7 @@ import ast
 import json
 from dataclasses import dataclass, field
 
+from solidcoder.errors import InfrastructureError
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, TestVerdict
 from solidcoder.execution.sandbox import ExecResult, Limits
@@ -30,7 +31,7 @@ _CHECK_DRIVER = "\n\nimport json as _json, sys as _sys\n_run = _json.loads(_sys.
                 "check(_run['stdin'], _run['stdout'])\n"
 
 
-class SandboxFailure(RuntimeError):
+class SandboxFailure(InfrastructureError):
     """The sandbox, not the candidate, failed: the run must not be scored."""
 
 

@@ -1,6 +1,8 @@
-"""Code-generation strategies behind one `Strategy` protocol: the six baselines and the SolidCoder adapter.
+"""Code-generation strategies behind one `Strategy` protocol: the six baselines and SolidCoder.
 
-`make_strategy(name)` builds one by name; `STRATEGIES` lists the names the CLI accepts.
+`make_strategy(name)` builds one by name; `STRATEGIES` lists the names the CLI accepts. `solidcoder` is the
+paper's Algorithm 1 (`algorithm1.py`); `solidcoder+` is the project's pipeline with its refinements (`pipeline.py`,
+what `solve` runs). Each has ablations `<name>_no_<component>` for shift_left, simulation, oracle, live, defensive.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from solidcoder.stages.base import extract_code  # baselines and the pipeline re
 from solidcoder.strategies.base import Attempt, SolveContext, Strategy
 
 ONE_CALL = ("direct", "cot", "self_planning", "analogical")
-STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder")  # plus solidcoder_no_<part> ablations
+STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder", "solidcoder+")  # plus <name>_no_<part> ablations
 
 
 def make_strategy(name: str) -> Strategy:
@@ -28,10 +30,14 @@ def make_strategy(name: str) -> Strategy:
         from solidcoder.strategies.multi import CodeSim
 
         return CodeSim()
-    if key == "solidcoder" or key.startswith("solidcoder_no_"):
+    if key == "solidcoder+" or key.startswith("solidcoder+_no_"):
         from solidcoder.strategies.solidcoder import make_solidcoder
 
         return make_solidcoder(key)
+    if key == "solidcoder" or key.startswith("solidcoder_no_"):
+        from solidcoder.strategies.algorithm1 import make_algorithm1
+
+        return make_algorithm1(key)
     raise BadInput(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
 
 

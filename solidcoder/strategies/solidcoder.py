@@ -1,8 +1,10 @@
-"""The SolidCoder strategy: an adapter from the Strategy protocol to the pipeline's `solve()`.
+"""The `solidcoder+` strategy: an adapter from the Strategy protocol to the pipeline's `solve()`, the project's
+refinements over the paper's Algorithm 1 (K candidates, monotonic fixes, real-trace debugging, best-candidate
+selection, per-role models, oracle gating; see docs/pipeline.md). `solidcoder` is the paper's (`algorithm1.py`).
 
 The pipeline is synchronous; `asolve` runs it in a worker thread, and its model calls go through the bench's
 recording wrapper (`complete`), so they are limited, counted and replayed like any other strategy's. Ablations are
-strategies named `solidcoder_no_<part>` for part in shift_left, simulation, oracle, live, defensive.
+strategies named `solidcoder+_no_<part>` for part in shift_left, simulation, oracle, live, defensive.
 The pipeline reports model and sandbox failures as a status; they are raised again here so that the runner records
 an infrastructure error (retried on resume), and a spent budget stops the run.
 """
@@ -23,7 +25,7 @@ ABLATIONS = ("shift_left", "simulation", "oracle", "live", "defensive")
 class SolidCoder:
     """Runs `solidcoder.pipeline.asolve` with an optional ablation."""
 
-    def __init__(self, name: str = "solidcoder", ablation: str | None = None):
+    def __init__(self, name: str = "solidcoder+", ablation: str | None = None):
         from solidcoder.pipeline import SolveConfig
 
         self.name = name
@@ -70,13 +72,13 @@ def stage_usage(trajectory) -> dict[str, list[int]]:
     return usage
 
 
-def make_solidcoder(name: str = "solidcoder") -> SolidCoder:
+def make_solidcoder(name: str = "solidcoder+") -> SolidCoder:
     try:
         import solidcoder.pipeline  # noqa: F401
     except ImportError as exc:
-        raise BadInput(f"strategy 'solidcoder' needs solidcoder.pipeline, which does not import ({exc})") from None
-    part = name.removeprefix("solidcoder").removeprefix("_no_") or None
+        raise BadInput(f"strategy 'solidcoder+' needs solidcoder.pipeline, which does not import ({exc})") from None
+    part = name.removeprefix("solidcoder+").removeprefix("_no_") or None
     if part is not None and part not in ABLATIONS:
-        known = ", ".join(f"solidcoder_no_{a}" for a in ABLATIONS)
+        known = ", ".join(f"solidcoder+_no_{a}" for a in ABLATIONS)
         raise BadInput(f"unknown SolidCoder ablation {name!r}; known: {known}")
     return SolidCoder(name, part)

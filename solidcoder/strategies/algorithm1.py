@@ -1,0 +1,206 @@
+"""SolidCoder as the paper's Algorithm 1 (10kH/SolidCoder, paper/latex/acl_latex.tex), with its ablations.
+
+For each of p plans: shift-left planning names exactly three edge cases and plans around them [S]; the plan is
+checked by hand simulation and refined once if the check fails; one program is written from it; intermediate
+simulation traces the program on a sample and revises it when the trace shows a logic error [I]. Then up to `a`
+assumption-breaking rounds: a red-team property test, checked by the judge prompt [O], is executed on the
+program [L]; a failing test is kept [D] and the program is replaced by the fix, unconditionally; a passing test
+ends the rounds. The program is accepted when it passes the public tests and every kept test; otherwise up to `d`
+debug rounds, each followed by the same check. The last program is returned. Calls run at temperature 0.
+
+Ablations, one component each, as the paper's Table 3 defines them: without S the plan is written without the
+edge cases; without I the program is not simulated; without O red-team tests are not judged and only a crash
+fails them; without L the model's own trace of the test decides instead of an execution; without D failing tests
+are fixed but not kept. A red-team reply with no well-formed test, or one the judge rejects, ends its round with
+nothing to execute, and the next round tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from solidcoder.bench.calls import ProblemBudgetExceeded
+from solidcoder.problem import Problem
+from solidcoder.stages.base import extract_code, first_sample, last_verdict
+from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
+from solidcoder.stages.oracle import parse_test
+from solidcoder.strategies.base import LANGUAGE, Attempt, SolveContext, ask, common_variables
+
+COMPONENTS = ("shift_left", "simulation", "oracle", "live", "defensive")
+
+
+@dataclass
+class PaperSettings:
+    """The paper's loop sizes and sampling, and which components are on."""
+
+    p: int = 5
+    d: int = 5
+    a: int = 3
+    temperature: float = 0.0
+    shift_left: bool = True
+    simulation: bool = True
+    oracle: bool = True
+    live: bool = True
+    defensive: bool = True
+
+
+class Algorithm1:
+    """`--strategy solidcoder` (and `solidcoder_no_<component>`): the loop above, against a `SolveContext`."""
+
+    def __init__(self, name: str = "solidcoder", ablation: str | None = None):
+        self.name = name
+        self.config = PaperSettings() if ablation is None else replace(PaperSettings(), **{ablation: False})
+
+    def settings(self) -> dict[str, Any]:
+        return {"algorithm": "paper", **asdict(self.config)}
+
+    async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
+        if ctx.pool is None:
+            raise ValueError("the solidcoder strategy needs the sandbox pool in its SolveContext")
+        temperature = self.config.temperature if ctx.temperature is None else ctx.temperature
+        loop = _Loop(problem, replace(ctx, temperature=temperature), self.config)
+        notes: dict[str, Any] = {}
+        try:
+            await loop.run()
+        except ProblemBudgetExceeded as exc:  # the per-problem --max-calls cap: the last program is the answer
+            notes["stopped"] = str(exc)
+        return Attempt(loop.code, {**notes, "stages": loop.stages, "accepted": loop.accepted,
+                                   "kept_tests": len(loop.kept)})
+
+
+class _Loop:
+    """One problem's run of Algorithm 1: the stages in the order they ran, and the tests kept."""
+
+    def __init__(self, problem: Problem, ctx: SolveContext, config: PaperSettings) -> None:
+        self.problem, self.ctx, self.config = problem, ctx, config
+        self.live = LiveExecutor(ctx.pool, problem)
+        self.common = common_variables(problem)
+        self.public = [SuiteTest(f"public-{i}", t) for i, t in enumerate(problem.public_tests)]
+        self.kept: list[SuiteTest] = []
+        self.stages: list[str] = []
+        self.accepted = False
+        self.code = ""  # the last S
+
+    async def ask(self, stage: str, template: str, **variables: str) -> str:
+        self.stages.append(stage)
+        return await ask(self.ctx, f"paper/{template}", **variables)
+
+    async def run(self) -> None:
+        for _ in range(self.config.p):
+            plan = await self.plan()
+            self.code = await self.write(plan)
+            self.code = await self.intermediate_simulation(plan, self.code)
+            await self.break_assumptions()
+            if await self.passes_all(self.code):
+                return
+            for _ in range(self.config.d):
+                self.code = await self.debug(plan, self.code)
+                if await self.passes_all(self.code):
+                    return
+
+    async def plan(self) -> str:
+        """[S] three edge cases and a plan (or a plan alone); a plan that fails its hand check is refined once."""
+        variables = {k: self.common[k] for k in ("problem", "language", "io_mode")}
+        plan = await self.ask("plan", "shift_left" if self.config.shift_left else "plan", **variables)
+        check = await self.ask("plan_check", "plan_check", problem=self.common["problem"], plan=plan)
+        if last_verdict(check, "CORRECT", "INCORRECT") != "CORRECT":
+            plan = await self.ask("plan_refine", "plan_refine", problem=self.common["problem"], plan=plan)
+        return plan
+
+    async def write(self, plan: str) -> str:
+        return extract_code(await self.ask("code", "code", **self.common, plan=plan))
+
+    async def intermediate_simulation(self, plan: str, code: str) -> str:
+        """[I] trace the program on a sample; a reply with code is the revision, NO CHANGE keeps it."""
+        sample = first_sample(self.problem)
+        if not self.config.simulation or sample is None:
+            return code
+        reply = await self.ask("simulate", "simulate", problem=self.common["problem"], plan=plan, code=code,
+                               sample_input=sample.input, sample_output=sample.output)
+        revised = extract_code(reply) if last_verdict(reply, "NO CHANGE") is None else ""
+        return revised or code
+
+    async def break_assumptions(self) -> None:
+        """Up to `a` rounds: a failing test is kept [D] and the fix replaces the code; a passing one ends them."""
+        for round_no in range(1, self.config.a + 1):
+            test = await self.oracle_test(self.code, round_no)
+            if test is None:
+                continue
+            failure = await self.failure_of(self.code, test)
+            if failure is None:
+                break
+            if self.config.defensive:
+                self.kept.append(test)
+            self.code = await self.fix(self.code, test, failure)
+
+    async def oracle_test(self, code: str, round_no: int) -> SuiteTest | None:
+        """[O] a red-team test, kept only if the judge calls it VALID; without O, a crash-only test."""
+        reply = await self.ask("red_team", "red_team", problem=self.common["problem"], code=code,
+                               io_mode=self.common["io_mode"], entry_point=self.common["entry_point"])
+        test = parse_test(reply, self.problem.kind, self.problem.entry_point or "", f"oracle-{round_no}")
+        if test is None:
+            return None
+        if not self.config.oracle:
+            return SuiteTest(f"generated-{len(self.stages)}", replace(test, crash_only=True))
+        verdict = await self.ask("judge", "judge", problem=self.common["problem"], test=test.text(),
+                                 io_mode=self.common["io_mode"])
+        ok = last_verdict(verdict, "VALID", "INVALID") == "VALID"
+        return SuiteTest(f"generated-{len(self.stages)}", test) if ok else None
+
+    async def failure_of(self, code: str, test: SuiteTest) -> str | None:
+        """[L] what went wrong when the test ran on the code, or None when it passed; without L, a mental trace."""
+        if not self.config.live:
+            reply = await self.ask("mental_execute", "mental_execute", problem=self.common["problem"], code=code,
+                                   test=_text(test), io_mode=self.common["io_mode"])
+            failed = last_verdict(reply, "PASSED", "FAILED") != "PASSED"
+            return "by the model's trace, a check in the test fails" if failed else None
+        self.stages.append("execute")
+        evaluation = await self.evaluate(code, [test])
+        failures = evaluation.failures()
+        return f"{failures[0].status}: {failures[0].detail or failures[0].actual}"[:1000] if failures else None
+
+    async def fix(self, code: str, test: SuiteTest, failure: str) -> str:
+        reply = await self.ask("fix", "fix", problem=self.common["problem"], code=code, test=_text(test),
+                               failure=failure, language=LANGUAGE)
+        return extract_code(reply) or code
+
+    async def debug(self, plan: str, code: str) -> str:
+        evaluation = await self.evaluate(code, self.public + self.kept)
+        reply = await self.ask("debug", "debug", problem=self.common["problem"], plan=plan, code=code,
+                               language=LANGUAGE, test_report=_report(evaluation))
+        return extract_code(reply) or code
+
+    async def passes_all(self, code: str) -> bool:
+        """T ∪ accumulated: the public tests and every kept test, executed."""
+        self.stages.append("passes_all")
+        self.accepted = (await self.evaluate(code, self.public + self.kept)).green
+        return self.accepted
+
+    async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
+        return await asyncio.to_thread(self.live.evaluate, code, tests)
+
+
+def _text(test: SuiteTest) -> str:
+    return test.test.text() if isinstance(test.test, GeneratedTest) else str(test.test.script or test.test.call)
+
+
+def _report(evaluation: Evaluation, limit: int = 3) -> str:
+    """The failing tests as the debug prompt shows them."""
+    lines = [evaluation.summary()]
+    for outcome in evaluation.failures()[:limit]:
+        lines.append(f"- Test: {outcome.input[:400]}\n  Expected: {outcome.expected[:300]}\n"
+                     f"  Got: {outcome.actual[:300]}\n  Verdict: {outcome.status} {outcome.detail[:300]}")
+    return "\n".join(lines)
+
+
+def make_algorithm1(name: str = "solidcoder") -> Algorithm1:
+    """`solidcoder` or `solidcoder_no_<component>`."""
+    from solidcoder.errors import BadInput
+
+    part = name.removeprefix("solidcoder").removeprefix("_no_") or None
+    if part is not None and part not in COMPONENTS:
+        known = ", ".join(f"solidcoder_no_{c}" for c in COMPONENTS)
+        raise BadInput(f"unknown SolidCoder ablation {name!r}; known: {known}")
+    return Algorithm1(name, part)
