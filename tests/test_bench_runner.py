@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 
@@ -75,7 +76,7 @@ def test_failing_model_is_an_infrastructure_error_retried_on_resume(scripted_ser
     assert summary.problems == 5 and summary.infra_errors == 1
     assert summary.pass1 == pytest.approx(4 / 5)  # the wrong answer is a failure, the outage is not scored
 
-    report = run_cli(["python3", "-m", "solidcoder", "report", str(run_dir)])
+    report = run_cli([sys.executable, "-m", "solidcoder", "report", str(run_dir)])
     assert report.returncode == 0 and "(1 infra)" in report.stdout
     html = (run_dir / "report.html").read_text()
     assert "<svg" in html and "http" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
@@ -112,7 +113,7 @@ def test_unknown_dataset_or_strategy_is_exit_2_and_writes_nothing(scripted_serve
     done = run_cli(bench_command(scripted_server.url, run_dir, "--ids", str(tmp_path / "missing.txt")))
     assert done.returncode == 2 and "--ids" in done.stderr
     assert not run_dir.exists()
-    done = run_cli(["python3", "-m", "solidcoder", "report", str(tmp_path / "nothing")])
+    done = run_cli([sys.executable, "-m", "solidcoder", "report", str(tmp_path / "nothing")])
     assert done.returncode == 2 and "not a run directory" in done.stderr
 
 
@@ -150,8 +151,8 @@ def test_pass_at_k_unbiased():
     assert summary.pass_at[2] == pytest.approx((0 + 1 + 1) / 3)
 
 
-def test_trace_inference_scored_against_the_tracer(scripted_server, sandbox_pool, shared_data, tmp_path):
-    items = load_trace_items("cruxeval", DataOptions(data_file=shared_data / "cruxeval_sample.jsonl", limit=2))
+def test_trace_inference_scored_against_the_tracer(scripted_server, sandbox_pool, fixture_data, tmp_path):
+    items = load_trace_items("cruxeval", DataOptions(data_file=fixture_data / "cruxeval.jsonl", limit=2))
     answers = {items[0].code: f"Let me think.\nANSWER: {items[0].expected_text}", items[1].code: "ANSWER: 42"}
 
     def respond(received):
@@ -167,8 +168,8 @@ def test_trace_inference_scored_against_the_tracer(scripted_server, sandbox_pool
     assert by_id[items[0].id]["passed"] and not by_id[items[1].id]["passed"]
 
 
-def test_variable_prediction_asks_about_a_local(sandbox_pool, shared_data):
-    [item] = load_trace_items("cruxeval-vars", DataOptions(data_file=shared_data / "cruxeval_sample.jsonl", limit=1))
+def test_variable_prediction_asks_about_a_local(sandbox_pool, fixture_data):
+    [item] = load_trace_items("cruxeval-vars", DataOptions(data_file=fixture_data / "cruxeval.jsonl", limit=1))
     variable, value = TraceTask([item], PromptLibrary.from_env(), sandbox_pool).truth(item)
     assert variable == "output" and value == [(4, 1), (4, 1), (4, 1), (4, 1), (2, 3), (2, 3)]
 
@@ -201,10 +202,10 @@ async def _acquire(limiter: Limiter) -> int:
     return limiter.tasks._value
 
 
-def test_cli_trace_task_and_strategy_check(scripted_server, shared_data, tmp_path):
+def test_cli_trace_task_and_strategy_check(scripted_server, fixture_data, tmp_path):
     scripted_server.default = reply("ANSWER: 0")
-    base = ["python3", "-m", "solidcoder", "bench", "--dataset", "cruxeval-vars", "--data-file",
-            str(shared_data / "cruxeval_sample.jsonl"), "--limit", "3", "--model", "openai/scripted-model",
+    base = [sys.executable, "-m", "solidcoder", "bench", "--dataset", "cruxeval-vars", "--data-file",
+            str(fixture_data / "cruxeval.jsonl"), "--limit", "3", "--model", "openai/scripted-model",
             "--api-base", scripted_server.url, "--run-dir", str(tmp_path / "run")]
     done = run_cli(base)
     assert done.returncode == 0, done.stderr

@@ -43,7 +43,7 @@ def test_a_checkpoint_directory_is_a_model_spec(checkpoint):
     assert again.text == reply.text  # greedy at temperature 0
 
 
-def test_bench_scores_what_the_checkpoint_wrote(checkpoint, tmp_path, shared_data):
+def test_bench_scores_what_the_checkpoint_wrote(checkpoint, tmp_path, fixture_data):
     def call(expr, value):
         return TestCase(kind="call", call=expr, expected=value)
 
@@ -61,7 +61,7 @@ def test_bench_scores_what_the_checkpoint_wrote(checkpoint, tmp_path, shared_dat
         assert row["passed"] == (written == PROGRAMS[0])
 
     result = CliRunner().invoke(app, ["bench", "--dataset", "cruxeval", "--limit", "2", "--data-file",
-                                      str(shared_data / "cruxeval_sample.jsonl"), *common])
+                                      str(fixture_data / "cruxeval.jsonl"), *common])
     assert result.exit_code == 0, result.output
     crux = [json.loads(line) for line in (tmp_path / "r" / "results.jsonl").read_text().splitlines()][2:]
     assert [r["dataset"] for r in crux] == ["cruxeval", "cruxeval"] and not any(r["passed"] for r in crux)

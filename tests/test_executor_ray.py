@@ -62,8 +62,8 @@ def test_humaneval_canonical_solutions_get_the_local_pools_verdicts(ray_executor
 
 
 @pytest.fixture(scope="module")
-def humaneval(shared_data):
-    return read_jsonl(shared_data / "humaneval_with_sample_io.jsonl")
+def humaneval(humaneval_file):
+    return read_jsonl(humaneval_file)
 
 
 def test_hostile_programs_get_the_local_pools_verdicts(ray_executor, sandbox_pool):

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from solidcoder.datasets.humaneval import docstring_asserts
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import Limits
 from solidcoder.problem import Problem, TestCase, argument_lines_test
@@ -27,8 +28,8 @@ def call_problem(tests: list[TestCase], entry_point: str = "add") -> Problem:
 
 
 @pytest.fixture(scope="module")
-def humaneval(shared_data):
-    return read_jsonl(shared_data / "humaneval_with_sample_io.jsonl")
+def humaneval(humaneval_file):
+    return read_jsonl(humaneval_file)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +88,7 @@ def test_mutated_humaneval_solutions_fail(judge, humaneval):
 
 def test_sample_asserts_run_one_verdict_each(judge, humaneval):
     row = next(r for r in humaneval if r["task_id"] == "HumanEval/0")
-    tests = [TestCase(kind="call", script=line) for line in row["sample_io"]]
+    tests = [TestCase(kind="call", script=line) for line in docstring_asserts(row["prompt"])]  # the loader's
     code = row["prompt"] + "    return False\n"
     report = judge.judge(humaneval_problem(row), code, tests)
     assert len(report.verdicts) == len(tests) == 2
@@ -207,8 +208,8 @@ def test_leetcode_style_method_entry_point(judge):
     assert judge.judge(problem, code.replace("a + b", "a - b")).pass_count == 0
 
 
-def test_apps_call_tests_from_argument_lines(judge, shared_data):
-    rows = [r for r in read_jsonl(shared_data / "apps_selected150.jsonl") if r["starter_code"]]
+def test_apps_call_tests_from_argument_lines(judge, fixture_data):
+    rows = [r for r in read_jsonl(fixture_data / "apps.jsonl") if r["starter_code"]]
     row = next(r for r in rows if "def count_change(money, coins)" in r["starter_code"])
     tests = [argument_lines_test("count_change", t["input"], t["output"]) for t in row["test_list"]]
     solution = (
@@ -235,8 +236,8 @@ def stdio_tests(rows: list[dict], field_in: str, field_out: str) -> list[TestCas
     return [TestCase(kind="stdio", stdin=r[field_in], expected_stdout=r[field_out]) for r in rows]
 
 
-def test_stdio_judging_on_codecontests_tests(judge, shared_data):
-    rows = read_jsonl(shared_data / "codecontests_sample19.jsonl")
+def test_stdio_judging_on_codecontests_tests(judge, fixture_data):
+    rows = read_jsonl(fixture_data / "codecontests.jsonl")
     checked = 0
     for row in rows[:6]:
         cases = [(t["input"]["stdin"], t["output"]["stdout"]) for t in json.loads(row["test"])][:20]
@@ -250,8 +251,8 @@ def test_stdio_judging_on_codecontests_tests(judge, shared_data):
     assert checked >= 3
 
 
-def test_stdio_judging_on_apps_tests(judge, shared_data):
-    rows = [r for r in read_jsonl(shared_data / "apps_selected150.jsonl") if not r["starter_code"]][:8]
+def test_stdio_judging_on_apps_tests(judge, fixture_data):
+    rows = [r for r in read_jsonl(fixture_data / "apps.jsonl") if not r["starter_code"]][:8]
     for row in rows:
         # A few upstream outputs are one-element lists of the expected stdout.
         cases = [(t["input"], t["output"] if isinstance(t["output"], str) else "\n".join(t["output"]))

@@ -65,7 +65,7 @@ def test_two_training_steps_then_scoring(tmp_path):
     assert alone[0] == pytest.approx(scores[1], abs=1e-4)
 
 
-def test_train_orm_command_from_bench_rows(tmp_path, shared_data):
+def test_train_orm_command_from_bench_rows(tmp_path, humaneval_file):
     import json
     import subprocess
     import sys
@@ -74,7 +74,7 @@ def test_train_orm_command_from_bench_rows(tmp_path, shared_data):
     base = tmp_path / "base"
     tiny_reward_model(tokenizer).save_pretrained(base)
     tokenizer.save_pretrained(base)
-    row = json.loads((shared_data / "humaneval_with_sample_io.jsonl").read_text().splitlines()[0])
+    row = json.loads(humaneval_file.read_text().splitlines()[0])
     good = row["prompt"] + row["canonical_solution"]
     bench_rows = [{"id": row["task_id"], "code": good, "passed": True},
                   {"id": row["task_id"], "code": row["prompt"] + "    return False\n", "passed": False},
@@ -83,7 +83,7 @@ def test_train_orm_command_from_bench_rows(tmp_path, shared_data):
     data.write_text("".join(json.dumps(r) + "\n" for r in bench_rows))
     out = tmp_path / "orm"
     command = [sys.executable, "-m", "solidcoder", "train", "orm", "--model", str(base), "--data", str(data),
-               "--out", str(out), "--data-file", str(shared_data / "humaneval_with_sample_io.jsonl"),
+               "--out", str(out), "--data-file", str(humaneval_file),
                "--steps", "2", "--lr", "1e-3"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -92,14 +92,14 @@ def test_train_orm_command_from_bench_rows(tmp_path, shared_data):
     assert len(scorer.score_texts(["a", "bb"])) == 2
 
 
-def test_train_orm_command_rejects_unknown_problem(tmp_path, shared_data):
+def test_train_orm_command_rejects_unknown_problem(tmp_path, humaneval_file):
     import subprocess
     import sys
 
     data = tmp_path / "rows.jsonl"
     data.write_text('{"id": "Nope/1", "code": "x = 1", "passed": true}\n')
     command = [sys.executable, "-m", "solidcoder", "train", "orm", "--model", "unused", "--data", str(data),
-               "--out", str(tmp_path / "o"), "--data-file", str(shared_data / "humaneval_with_sample_io.jsonl")]
+               "--out", str(tmp_path / "o"), "--data-file", str(humaneval_file)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "Nope/1" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()

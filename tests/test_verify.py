@@ -87,12 +87,12 @@ def test_rank_table_rows_and_values(problem, sandbox_pool):
     assert "duplicates Best-of-4" in format_table(rows, 4).splitlines()[0]
 
 
-def test_rank_command_end_to_end(tmp_path, shared_data):
+def test_rank_command_end_to_end(tmp_path, humaneval_file):
     import json
     import subprocess
     import sys
 
-    rows = [json.loads(line) for line in (shared_data / "humaneval_with_sample_io.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in humaneval_file.read_text().splitlines()]
     candidates = tmp_path / "candidates.jsonl"
     with candidates.open("w") as out:
         for row in rows[:2]:
@@ -100,7 +100,7 @@ def test_rank_command_end_to_end(tmp_path, shared_data):
             for code in (good, good, row["prompt"] + "    return None\n", row["prompt"] + "    return (\n"):
                 out.write(json.dumps({"problem_id": row["task_id"], "code": code}) + "\n")
     done = subprocess.run([sys.executable, "-m", "solidcoder", "rank", str(candidates), "--dataset", "humaneval",
-                           "--data-file", str(shared_data / "humaneval_with_sample_io.jsonl"), "--k", "4",
+                           "--data-file", str(humaneval_file), "--k", "4",
                            "--prune", "syntax", "--prune", "tests:2"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
