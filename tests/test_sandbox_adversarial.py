@@ -124,6 +124,32 @@ def test_a_wrong_program_cannot_forge_a_pass(judge, sandbox_pool, attack, style)
     assert judge.judge(call_problem(tests, entry), program("", HONEST_BODY, style)).passed
 
 
+TRUTH_TESTS = [
+    TestCase(kind="call", script="assert is_even(4)"),
+    TestCase(kind="call", script="assert is_even(3) != True"),
+    TestCase(kind="call", script="assert is_even(8) is not None and is_even(6)"),
+    TestCase(kind="call", style="check", script="def check(candidate):\n    assert candidate(2)\n"),
+]
+ANSWERS_WITH_OBJECTS = (  # every call answered with a handle, i.e. "an object of mine", in place of a value
+    "import sys\nsys.modules['solidcoder.execution.harness']._answer = lambda server, request: ('handle', 1, 'X')\n"
+    "def is_even(n):\n    return False\n")
+
+
+def test_answering_with_objects_does_not_pass_truth_tests(judge, sandbox_pool):
+    fails_everywhere(judge.judge(call_problem(TRUTH_TESTS, "is_even"), ANSWERS_WITH_OBJECTS))
+    still_serves(sandbox_pool)
+
+
+def test_an_honest_program_passes_the_truth_tests(judge):
+    assert judge.judge(call_problem(TRUTH_TESTS, "is_even"), "def is_even(n):\n    return n % 2 == 0\n").passed
+
+
+def test_an_object_of_the_programs_class_has_no_truth_value_in_a_test(judge):
+    code = "class Box:\n    def __init__(self, v):\n        self.v = v\n    def get(self):\n        return self.v\n"
+    tests = [TestCase(kind="call", script="assert Box(0)"), TestCase(kind="call", script="assert Box(3).get() == 3")]
+    assert [v.status for v in judge.judge(call_problem(tests, "Box"), code).verdicts] == ["error", "pass"]
+
+
 def test_a_leetcode_solution_method_passes(judge):
     report = judge.judge(call_problem(TWO_SUM_TESTS, "Solution.twoSum"), TWO_SUM)
     assert report.passed, report.verdicts

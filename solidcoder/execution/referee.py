@@ -84,14 +84,20 @@ class Channel:
 
 
 class Remote:
-    """A function, class or method of the program, called through the channel; returns decoded plain values."""
+    """A function, class or method of the program, called through the channel; returns decoded plain values.
 
-    def __init__(self, channel: Channel, path: tuple, label: str) -> None:
-        self._channel, self._path, self._label = channel, path, label
+    Only a class (`constructs`) answers with an object of the program's; from anything else that is a lie.
+    """
+
+    def __init__(self, channel: Channel, path: tuple, label: str, constructs: bool = False) -> None:
+        self._channel, self._path, self._label, self._constructs = channel, path, label, constructs
 
     def __call__(self, *args, **kwargs):
         reply = self._channel.ask(("call", self._path, [_outgoing(a) for a in args],
                                    {k: _outgoing(v) for k, v in kwargs.items()}))
+        if reply[0] == "handle" and not self._constructs:
+            self._channel.kill(f"answered a call of {self._label} with an object of its own")
+            raise CandidateLost(self._channel.lost)
         return _incoming(self._channel, reply, args, self._label)
 
     def __repr__(self) -> str:
@@ -99,7 +105,13 @@ class Remote:
 
 
 class RemoteObject:
-    """An instance living in the candidate's process; attribute access asks for it there."""
+    """An instance living in the candidate's process; attribute access asks for it there.
+
+    It has no truth value and no equality: a test can only read plain values through its methods, so a program
+    cannot pass `assert f(x)` or `assert f(x) != y` by answering with an object instead of a value.
+    """
+
+    __hash__ = object.__hash__
 
     def __init__(self, channel: Channel, handle: int, class_name: str) -> None:
         object.__setattr__(self, "_sc", (channel, handle, class_name))
@@ -113,6 +125,14 @@ class RemoteObject:
 
     def __repr__(self) -> str:
         return f"<program's {object.__getattribute__(self, '_sc')[2]} object>"
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"{self!r} has no truth value in a test; call its methods")
+
+    def __eq__(self, other: object) -> bool:
+        raise TypeError(f"{self!r} cannot be compared in a test; call its methods")
+
+    __ne__ = __eq__
 
 
 def _outgoing(value: Any) -> Any:
@@ -162,7 +182,7 @@ def _base_scope(channel: Channel, names: Any, entry_point: str) -> dict[str, Any
         if hasattr(builtins, name) and name not in own:
             continue
         if entry[0] in ("function", "class") or name in own:
-            scope[name] = Remote(channel, ("name", name), name)
+            scope[name] = Remote(channel, ("name", name), name, constructs=entry[0] == "class")
         elif entry[0] == "value" and len(entry) == 2:
             scope[name] = entry[1]
         elif entry[0] == "module" and len(entry) == 2:
@@ -193,10 +213,11 @@ def _short_repr(value: Any) -> str:
 
 def _candidate(scope: dict, channel: Channel, entry_point: str):
     """What `check(candidate)` receives: the function, or a fresh instance's method for `Class.method`."""
-    if "." not in entry_point:
-        return Remote(channel, ("name", entry_point), entry_point)
+    if "." not in entry_point:  # the proxy the scope has knows whether the program declared a class
+        found = scope.get(entry_point)
+        return found if isinstance(found, Remote) else Remote(channel, ("name", entry_point), entry_point)
     cls_name, method = entry_point.split(".", 1)
-    return getattr(Remote(channel, ("name", cls_name), cls_name)(), method)
+    return getattr(Remote(channel, ("name", cls_name), cls_name, constructs=True)(), method)
 
 
 def _run_one(test: dict, scope: dict, channel: Channel, entry_point: str) -> dict:
