@@ -55,7 +55,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
 from solidcoder.execution import harness
-from solidcoder.execution.isolation import Layer, create_memory_cgroup, remove_cgroup
+from solidcoder.execution.cgroup import create_memory_cgroup, remove_cgroup
+from solidcoder.execution.isolation import Layer
 
 log = logging.getLogger("solidcoder.sandbox")
 

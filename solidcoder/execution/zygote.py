@@ -35,7 +35,8 @@ import sys
 import tempfile
 import time
 
-from solidcoder.execution import harness, isolation, referee
+from solidcoder.execution import harness, isolation, referee, rootfs
+from solidcoder.execution.cgroup import MemoryCgroup
 
 PRELOAD = (
     "array", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal", "enum", "fractions",
@@ -57,7 +58,7 @@ class Zygote:
         self.config = config
         self.layers: list[isolation.Layer] = []
         self.seccomp: isolation.SeccompProgram | None = None
-        self.cgroup: isolation.MemoryCgroup | None = None
+        self.cgroup: MemoryCgroup | None = None
         self.namespaces = False
         self.tmp_paths: list[str] = []
         self.devnull = -1
@@ -68,9 +69,10 @@ class Zygote:
         self._open_cgroup()
         if self.config["isolate"]:
             self.layers += isolation.isolate_zygote(sys.path)
-            self.layers.append(isolation.probe_run_namespaces())
+            mounts = (lambda: rootfs.mount_run_filesystems(self.config["tmp_mb"], [])) if self.filesystem_on() else None
+            self.layers.append(isolation.probe_run_namespaces(mounts))
             self.namespaces = self.layers[-1].on
-            self.tmp_paths = isolation.tmp_import_paths(sys.path) if self.filesystem_on() else []
+            self.tmp_paths = rootfs.tmp_import_paths(sys.path) if self.filesystem_on() else []
         else:
             self.layers += [isolation.Layer(n, False, "disabled by configuration")
                             for n in ("network", "filesystem", "pid_namespace")]
@@ -96,7 +98,7 @@ class Zygote:
             self.layers.append(isolation.Layer("memory_cgroup", False, f"{detail}; memfd, tmpfs and shared memory "
                                                                        "pages are bounded only by tmpfs sizes"))
             return
-        self.cgroup = isolation.MemoryCgroup(path)
+        self.cgroup = MemoryCgroup(path)
         self.layers.append(isolation.Layer("memory_cgroup", True, "each run's memory, shared memory and memfds "
                                                                   "counted against its memory limit"))
 
@@ -269,7 +271,7 @@ class Child:
         os.setsid()
         candidate = self.role == "candidate"
         if candidate and self.zygote.namespaces and self.zygote.filesystem_on():
-            isolation.mount_run_filesystems(self.zygote.config["tmp_mb"], self.zygote.tmp_paths)
+            rootfs.mount_run_filesystems(self.zygote.config["tmp_mb"], self.zygote.tmp_paths)
         if candidate and self.zygote.cgroup is not None:
             self.zygote.cgroup.join()
         _install_fds(self.fds)
