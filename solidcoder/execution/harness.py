@@ -159,7 +159,7 @@ def _send(message: tuple) -> None:
     try:
         payload = wire.encode(message)
     except wire.WireError as exc:
-        payload = wire.encode(("raised", "TypeError", f"the program returned {exc}"))
+        payload = wire.encode(("raised", "TypeError", f"the program's answer cannot be judged: {exc}"))
     wire.write_frame(CANDIDATE_OUT, payload)
 
 

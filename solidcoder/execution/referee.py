@@ -22,10 +22,9 @@ from typing import Any
 
 from solidcoder.execution import wire
 from solidcoder.execution.compare import strict_equal
-from solidcoder.execution.harness import compile_standalone, describe
+from solidcoder.execution.harness import MAX_REPR, compile_standalone, describe
 
 REQUESTS, REPLIES, PIDFD, REPORT_FD = 4, 5, 6, 3
-MAX_REPR = 300
 _BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
                    if isinstance(value, type) and issubclass(value, Exception)}
 

@@ -82,7 +82,7 @@ class Limits:
 
     def as_request(self) -> dict:
         values = asdict(self)
-        values["cpu_s"] = self.cpu_s if self.cpu_s is not None else self.wall_s
+        values["cpu_s"] = self.cpu_s_or_wall
         return values
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from solidcoder.bench.calls import ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
-from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
+from solidcoder.stages.live import Evaluation, LiveExecutor, SuiteTest
 from solidcoder.stages.oracle import parse_test
 from solidcoder.strategies.base import LANGUAGE, Attempt, SolveContext, ask, common_variables
 
@@ -153,7 +153,7 @@ class _Loop:
         """[L] what went wrong when the test ran on the code, or None when it passed; without L, a mental trace."""
         if not self.config.live:
             reply = await self.ask("mental_execute", "mental_execute", problem=self.common["problem"], code=code,
-                                   test=_text(test), io_mode=self.common["io_mode"])
+                                   test=test.test.text(), io_mode=self.common["io_mode"])
             failed = last_verdict(reply, "PASSED", "FAILED") != "PASSED"
             return "by the model's trace, a check in the test fails" if failed else None
         self.stages.append("execute")
@@ -162,7 +162,7 @@ class _Loop:
         return f"{failures[0].status}: {failures[0].detail or failures[0].actual}"[:1000] if failures else None
 
     async def fix(self, code: str, test: SuiteTest, failure: str) -> str:
-        reply = await self.ask("fix", "fix", problem=self.common["problem"], code=code, test=_text(test),
+        reply = await self.ask("fix", "fix", problem=self.common["problem"], code=code, test=test.test.text(),
                                failure=failure, language=LANGUAGE)
         return extract_code(reply) or code
 
@@ -180,10 +180,6 @@ class _Loop:
 
     async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
         return await asyncio.to_thread(self.live.evaluate, code, tests)
-
-
-def _text(test: SuiteTest) -> str:
-    return test.test.text() if isinstance(test.test, GeneratedTest) else str(test.test.script or test.test.call)
 
 
 def _report(evaluation: Evaluation, limit: int = 3) -> str:

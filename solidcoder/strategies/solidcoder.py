@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import Any
 
-from solidcoder.errors import BadInput
+from solidcoder.errors import BadInput, InfrastructureError
 from solidcoder.models.base import BudgetExceeded, ModelError
 from solidcoder.problem import Problem
 from solidcoder.strategies.base import Attempt, SolveContext
@@ -46,8 +46,6 @@ class SolidCoder:
         if result.status == "infrastructure_error":
             if result.reason.startswith(("ModelError", "ModelFatalError")):
                 raise ModelError(result.reason)
-            from solidcoder.bench.runner import InfrastructureError
-
             raise InfrastructureError(result.reason)
         if result.reason.startswith("budget ran out") and "per-problem cap" not in result.reason:
             raise BudgetExceeded(result.reason)  # the run-wide budget: stop the run (a --max-calls cap keeps the code)
