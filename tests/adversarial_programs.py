@@ -81,22 +81,19 @@ MARKER_SEEKER = SCANNER + textwrap.dedent('''
 
 # What every forgery attempt is judged on: f(x) == x + 1, asked through every test style, including tests that
 # lean on helpers a program could rebind or shadow (abs, all, math.isclose through the program's `import math`).
-FUNCTION_TESTS = [
-    TestCase(kind="call", call="f(1)", expected=2),
-    TestCase(kind="call", script="assert f(2) == 3"),
-    TestCase(kind="call", script="assert abs(f(3) - 4) < 1e-9"),
-    TestCase(kind="call", script="assert math.isclose(f(4), 5)"),
-    TestCase(kind="call", script="assert all(f(x) == x + 1 for x in range(3))"),
-    TestCase(kind="call", style="check", script="def check(candidate):\n    assert abs(candidate(5) - 6) < 1e-9\n"),
-]
-METHOD_TESTS = [
-    TestCase(kind="call", call="Solution().f(1)", expected=2),
-    TestCase(kind="call", script="assert Solution().f(2) == 3"),
-    TestCase(kind="call", script="assert abs(Solution().f(3) - 4) < 1e-9"),
-    TestCase(kind="call", script="assert math.isclose(Solution().f(4), 5)"),
-    TestCase(kind="call", script="assert all(Solution().f(x) == x + 1 for x in range(3))"),
-    TestCase(kind="call", style="check", script="def check(candidate):\n    assert abs(candidate(5) - 6) < 1e-9\n"),
-]
+def _forgery_tests(f: str) -> list[TestCase]:
+    """The same tests, with `f` the expression that names the function under test (`f` or `Solution().f`)."""
+    return [
+        TestCase(kind="call", call=f"{f}(1)", expected=2),
+        TestCase(kind="call", script=f"assert {f}(2) == 3"),
+        TestCase(kind="call", script=f"assert abs({f}(3) - 4) < 1e-9"),
+        TestCase(kind="call", script=f"assert math.isclose({f}(4), 5)"),
+        TestCase(kind="call", script=f"assert all({f}(x) == x + 1 for x in range(3))"),
+        TestCase(kind="call", style="check", script="def check(candidate):\n    assert abs(candidate(5) - 6) < 1e-9\n"),
+    ]
+
+
+FUNCTION_TESTS, METHOD_TESTS = _forgery_tests("f"), _forgery_tests("Solution().f")
 
 HONEST_BODY = "return x + 1"
 WRONG_BODY = "return -1"
