@@ -71,6 +71,7 @@ def test_right_at_once(scripted_server, sandbox_pool, tmp_path):
     assert row["notes"]["stages"] == ["plan", "plan_check", "code", "simulate", "red_team", "judge", "execute",
                                       "passes_all"]
     assert row["passed"] and row["notes"]["accepted"] and router.seen == model_stages(row["notes"])
+    assert row["notes"]["verified"]  # the public test and the red-team test ran and passed
 
 
 def test_a_failing_oracle_test_is_kept_and_the_fix_replaces_the_code(scripted_server, sandbox_pool, tmp_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 
 from solidcoder.errors import InfrastructureError
@@ -119,10 +120,7 @@ class Evaluation:
 
 def _origins(outcomes: list[Outcome]) -> str:
     """"2 public, 1 generated": how many outcomes came from each kind of test."""
-    counts: dict[str, int] = {}
-    for outcome in outcomes:
-        origin = outcome.id.split("-")[0]
-        counts[origin] = counts.get(origin, 0) + 1
+    counts = Counter(outcome.id.split("-")[0] for outcome in outcomes)
     return ", ".join(f"{n} {origin}" for origin, n in counts.items())
 
 

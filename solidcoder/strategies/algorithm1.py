@@ -67,7 +67,7 @@ class Algorithm1:
         except ProblemBudgetExceeded as exc:  # the per-problem --max-calls cap: the last program is the answer
             notes["stopped"] = str(exc)
         return Attempt(loop.code, {**notes, "stages": loop.stages, "accepted": loop.accepted,
-                                   "kept_tests": len(loop.kept)})
+                                   "verified": loop.verified, "kept_tests": len(loop.kept)})
 
 
 class _Loop:
@@ -80,7 +80,7 @@ class _Loop:
         self.public = [SuiteTest(f"public-{i}", t) for i, t in enumerate(problem.public_tests)]
         self.kept: list[SuiteTest] = []
         self.stages: list[str] = []
-        self.accepted = False
+        self.accepted = self.verified = False  # passes_all; and with at least one test run (Evaluation.verified)
         self.code = ""  # the last S
 
     async def ask(self, stage: str, template: str, **variables: str) -> str:
@@ -175,7 +175,8 @@ class _Loop:
     async def passes_all(self, code: str) -> bool:
         """T ∪ accumulated: the public tests and every kept test, executed."""
         self.stages.append("passes_all")
-        self.accepted = (await self.evaluate(code, self.public + self.kept)).green
+        evaluation = await self.evaluate(code, self.public + self.kept)
+        self.accepted, self.verified = evaluation.green, evaluation.verified
         return self.accepted
 
     async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
