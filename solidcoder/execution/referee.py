@@ -7,15 +7,22 @@ what comes back as hostile bytes (`wire.py`). Each call waits at most for what i
 that this process kills the candidate (a pidfd), so a program spinning in C code costs one test's limit, not the
 run's. Verdicts go to the report fd as JSON lines that only this process holds. A test script is trusted to
 mean what it says (it is the test), but it runs confined like the program: no network, read-only filesystem.
+
+One judge process serves several runs of its worker in turn (`serve`): each run arrives as a request on the control
+socket carrying that run's descriptors, which are placed at fixed numbers (`RUN_FDS`) and closed afterwards. After
+each run it checks that the tests left it as it was (`integrity.py`); if not, or after its last allowed run, it
+says so and exits, and the zygote starts a fresh one for the next run.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import fcntl
 import json
 import os
 import signal
+import socket
 import sys
 import time
 from typing import Any
@@ -23,8 +30,11 @@ from typing import Any
 from solidcoder.execution import wire
 from solidcoder.execution.compare import strict_equal
 from solidcoder.execution.harness import MAX_REPR, compile_standalone, describe
+from solidcoder.execution.integrity import Integrity
 
 REQUESTS, REPLIES, PIDFD, REPORT_FD = 4, 5, 6, 3
+CONTROL, JOB = 8, 9
+RUN_FDS = (JOB, REPORT_FD, REQUESTS, REPLIES, PIDFD)  # the order the zygote sends them in
 _BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
                    if isinstance(value, type) and issubclass(value, Exception)}
 
@@ -287,9 +297,8 @@ def _loaded(channel: Channel, job: dict) -> Any:
     return None
 
 
-def run_judge(job: dict) -> None:
-    """Entry point of the judge process: every test in turn, one verdict each, then `done`. Never returns."""
-    signal.signal(signal.SIGALRM, _alarm)
+def judge_run(job: dict) -> None:
+    """One run: every test in turn, one verdict each, then `done`."""
     channel = Channel()
     names = _loaded(channel, job)
     if names is not None:
@@ -300,4 +309,53 @@ def run_judge(job: dict) -> None:
             if channel.lost or (job.get("stop_on_failure") and not verdict["ok"]):
                 break
     _emit({"event": "done"})
+
+
+def _place(fds: list[int]) -> None:
+    """Move one run's descriptors to `RUN_FDS` (through high copies, so no source is overwritten)."""
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in fds]
+    for fd in fds:
+        os.close(fd)
+    for fd, target in zip(high, RUN_FDS, strict=True):
+        os.dup2(fd, target)
+        os.close(fd)
+
+
+def _next_run(control: socket.socket) -> dict | None:
+    """The next run's job, its descriptors in place; None when the zygote is gone or sent something else."""
+    try:
+        message, fds, _, _ = socket.recv_fds(control, 16, len(RUN_FDS))
+    except OSError:
+        return None
+    if message != b"run" or len(fds) != len(RUN_FDS):
+        for fd in fds:
+            os.close(fd)
+        return None
+    _place(fds)
+    size = os.fstat(JOB).st_size
+    job = json.loads(os.pread(JOB, size, 0))
+    os.close(JOB)
+    return job
+
+
+def serve(runs: int) -> None:
+    """Entry point of the judge process: judge up to `runs` runs sent on `CONTROL`, then exit. Never returns.
+
+    After each run it answers `again`, or `fresh` when it will serve no more (its last run, or the tests changed
+    what it relies on).
+    """
+    signal.signal(signal.SIGALRM, _alarm)
+    control = socket.socket(fileno=CONTROL)
+    integrity = Integrity()
+    for served in range(1, runs + 1):
+        job = _next_run(control)
+        if job is None:
+            break
+        judge_run(job)
+        for fd in RUN_FDS[1:]:
+            os.close(fd)
+        again = served < runs and integrity.intact()
+        control.sendall(b"again" if again else b"fresh")
+        if not again:
+            break
     os._exit(0)

@@ -9,6 +9,8 @@ logged as a warning when it is off; none is skipped silently):
 * Verdicts are decided outside the candidate's process. For call tests the program runs in one process that only
   answers calls; test scripts, expected values, `check(candidate)` functions and comparisons run in a separate
   judge process (`referee.py`) that never executes candidate code and receives only plain values (`wire.py`).
+  One judge process serves up to `judge_runs` runs of its worker; no candidate can see or reach it (another PID
+  namespace), and it is replaced as soon as a run's tests change what it relies on (`integrity.py`).
   Nothing the program does to its own interpreter (builtins, hooks, frames, its file descriptors) changes a
   verdict: a program that computes the right values passes, and nothing else does. Stdout of stdio programs is
   compared here, in the parent.
@@ -33,9 +35,10 @@ logged as a warning when it is off; none is skipped silently):
 What is NOT isolated: the kernel itself (a kernel exploit escapes); CPU caches and timing side channels; other
 runs' CPU pressure (no CPU cgroup: one run can slow another); swap and kernel memory where the cgroup does not
 count them; the test scripts themselves, which the judge trusts to mean what they say (they run confined like the
-program, but can fail any candidate). When started without root the memory cgroup is usually unavailable (then
-memfd and shared-memory pages are bounded only by the tmpfs sizes), and a new /proc may be refused by the kernel
-(then /proc is empty).
+program, but can fail any candidate, and a script that deliberately changes the judge's state in a way
+`integrity.py` does not see can affect the later runs that judge serves; `judge_runs=1` rules that out). When
+started without root the memory cgroup is usually unavailable (then memfd and shared-memory pages are bounded only
+by the tmpfs sizes), and a new /proc may be refused by the kernel (then /proc is empty).
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ log = logging.getLogger("solidcoder.sandbox")
 
 STATUSES = ("ok", "runtime_error", "timeout", "memory_limit", "output_limit", "killed", "sandbox_error")
 STDERR_KEPT = 16 << 10
+JUDGE_UID_OFFSET = 1000  # a worker's judge process runs as uid_base + 1000 + its index
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,7 @@ class SandboxConfig:
     memory_cgroup: bool = True
     uid_base: int = 64000
     start_timeout_s: float = 30.0
+    judge_runs: int = 1000  # runs one judge process serves before a fresh one (1: a fresh judge for every run)
 
 
 class SandboxError(RuntimeError):
@@ -141,7 +146,10 @@ class _Worker:
             # Without root the zygote maps only its own uid, as 0, into a user namespace: children run as that 0.
             "uid": self.config.uid_base + self.index if root else 0,
             "gid": self.config.uid_base + self.index if root else 0,
+            # The judge process has a uid of its own: no candidate shares its process count or may signal it.
+            "judge_uid": self.config.uid_base + JUDGE_UID_OFFSET + self.index if root else 0,
             "nproc_base": 0 if root else _count_own_processes() + 64,
+            "judge_runs": self.config.judge_runs,
             **self._cgroup_config(),
         }
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
@@ -149,7 +157,7 @@ class _Worker:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with theirs:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "solidcoder.execution.zygote", json.dumps(zygote_config)],
+                [sys.executable, "-S", "-m", "solidcoder.execution.zygote", json.dumps(zygote_config)],
                 stdin=theirs, stdout=subprocess.DEVNULL, env=env, close_fds=True, start_new_session=True)
         hello = self._receive(self.config.start_timeout_s)
         if hello is None:

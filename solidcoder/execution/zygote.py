@@ -4,18 +4,21 @@ Started by `SandboxPool` as `python -m solidcoder.execution.zygote CONFIG_JSON` 
 pre-imports the modules solutions use, isolates itself once (network and IPC namespaces, a read-only root that
 holds only system libraries and the Python installation), then serves requests. A request is a small header
 (mode and limits) plus file descriptors made by the pool: memfds holding the program, the judge's job and stdin,
-and empty memfds for stdout, stderr and the report. The zygote passes them to its children without reading them,
-so no code, test, input or output of a run ever enters its memory, and a later child cloned from it cannot find
-them there. Per run it clones:
+and empty memfds for stdout, stderr and the report. The zygote passes them on without reading them, so no code,
+test, input or output of a run ever enters its memory, and a later child cloned from it cannot find them there.
 
-* the candidate's process, into new PID, mount and IPC namespaces with a fresh tmpfs /tmp and /dev/shm and its
-  own /proc, in the worker's memory cgroup, confined (rlimits, unprivileged uid, seccomp), running `harness.py`;
-* for `tests` runs, the judge process (`referee.py`), confined the same way but holding the tests, connected to
-  the candidate by two pipes and able to kill it (a pidfd).
+Per run it clones the candidate's process, into new PID, mount and IPC namespaces with a fresh tmpfs /tmp and
+/dev/shm and its own /proc, in the worker's memory cgroup, confined (rlimits, unprivileged uid, seccomp), running
+`harness.py`. For `tests` runs the worker's judge process (`referee.py`) holds the tests: it is cloned from the
+zygote before the first run it serves, confined the same way, and serves up to `judge_runs` runs in turn (1 gives
+every run a fresh one). Per run it receives the job, two pipes to the candidate and a pidfd that can kill it. It
+never executes candidate code and no candidate can see it (another PID namespace), so a long-lived judge cannot
+carry one candidate's data to another; what it can carry is a test script's changes to the judge itself, which
+it checks for after every run (`referee.Integrity`): one that finds them exits, and the next run gets a fresh one.
 
-It waits for them with a wall-clock deadline and output caps (the memfds' sizes), kills what is left, and replies
-with exit statuses only. It never starts a thread: children are cloned without the interpreter's fork hooks,
-which is only safe in a single-threaded process.
+The zygote waits with a wall-clock deadline and output caps (the memfds' sizes), kills what is left (the judge
+too, when the deadline passed it), and replies with exit statuses only. It never starts a thread: children are
+cloned without the interpreter's fork hooks, which is only safe in a single-threaded process.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/
 SETUP_FAILED_EXIT = 121
 FD_NAMES = ("program", "stdin", "stdout", "stderr", "report", "judge")
 MAX_HEADER = 1 << 16
+# The judge process outlives runs, so no run's CPU limit applies to it; the wall-clock deadline bounds each run.
+JUDGE_LIMITS = {"cpu_s": 1 << 30, "memory_mb": 4096, "max_processes": 1, "max_file_mb": 64, "max_open_files": 64}
 _WATCH_S = 0.05  # how often a long run's output sizes are checked
 
 
@@ -62,6 +67,7 @@ class Zygote:
         self.namespaces = False
         self.tmp_paths: list[str] = []
         self.devnull = -1
+        self.judge = JudgeServer(self)
 
     def start(self) -> list[isolation.Layer]:
         for name in PRELOAD:
@@ -165,8 +171,13 @@ class Run:
         self._spawn("candidate", self._candidate_fds(channel))
         if channel is not None:
             pidfd = os.pidfd_open(self.pids["candidate"])
-            self._spawn("judge", self._judge_fds(channel, pidfd))
-            os.close(pidfd)
+            try:
+                self.zygote.judge.submit(self._judge_fds(channel, pidfd))
+            except OSError:
+                self._reap(False, False, 0.0)  # no judge: the candidate must not outlive the failed run
+                raise
+            finally:
+                os.close(pidfd)
         for end in [fd for pair in (channel or ()) for fd in pair]:
             os.close(end)
         outcome = self._wait(started)
@@ -181,29 +192,21 @@ class Run:
             fds[harness.REPORT_FD] = self.fds["report"]
         return fds
 
-    def _judge_fds(self, channel, pidfd: int) -> dict[int, int]:
-        # Nothing the judge writes may reach the candidate: its stdout and stderr go nowhere.
-        return {0: self.fds["judge"], 1: self.zygote.devnull, 2: self.zygote.devnull, referee.REPORT_FD: self.fds[
-            "report"], referee.REQUESTS: channel[0][1], referee.REPLIES: channel[1][0], referee.PIDFD: pidfd}
+    def _judge_fds(self, channel, pidfd: int) -> list[int]:
+        """In the order of `referee.RUN_FDS`."""
+        return [self.fds["judge"], self.fds["report"], channel[0][1], channel[1][0], pidfd]
 
     def _spawn(self, role: str, fds: dict[int, int]) -> None:
-        read_end, write_end = os.pipe()
-        fds[7] = write_end
-        # The judge stays in our PID namespace: its pidfd_send_signal can reach the candidate only from an ancestor.
-        pid = isolation.clone_run(namespaces=role == "candidate") if self.zygote.namespaces else os.fork()
-        if pid == 0:
-            Child(self.zygote, self.limits, role, fds, self.workdir).enter()
-        os.close(write_end)
-        self.pids[role], self.setup_pipes[role] = pid, read_end
+        self.pids[role], self.setup_pipes[role] = spawn(self.zygote, role, fds, self.limits, self.workdir)
 
     def _wait(self, started: float) -> dict:
-        """Wait for the run to finish (the judge, else the candidate), at most until the wall-clock deadline."""
-        main = "judge" if "judge" in self.pids else "candidate"
-        pidfd = os.pidfd_open(self.pids[main])
+        """Wait for the run to finish (the judge's answer, else the candidate's exit), at most until the deadline."""
+        tests = self.header["mode"] == "tests"
+        watched = self.zygote.judge.fileno() if tests else os.pidfd_open(self.pids["candidate"])
         deadline = started + self.limits["wall_s"]
         timed_out = flooded = False
         try:
-            while not select.select([pidfd], [], [], min(_WATCH_S, max(0.0, deadline - time.monotonic())))[0]:
+            while not select.select([watched], [], [], min(_WATCH_S, max(0.0, deadline - time.monotonic())))[0]:
                 if self._flooded():
                     flooded = True
                     break
@@ -211,7 +214,10 @@ class Run:
                     timed_out = True
                     break
         finally:
-            os.close(pidfd)
+            if not tests:
+                os.close(watched)
+        if tests:
+            self.zygote.judge.finish(answered=not (timed_out or flooded))
         return self._reap(timed_out, flooded or self._flooded(), time.monotonic() - started)
 
     def _flooded(self) -> bool:
@@ -241,6 +247,69 @@ class Run:
         return "; ".join(errors) or None
 
 
+class JudgeServer:
+    """The worker's judge process, as seen from the zygote: cloned when a run needs one, replaced when it is gone.
+
+    It is cloned before the run it first serves, so it starts holding no payload, like every clone of the zygote.
+    """
+
+    def __init__(self, zygote: Zygote) -> None:
+        self.zygote = zygote
+        self.pid = 0
+        self.sock: socket.socket | None = None
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def submit(self, fds: list[int]) -> None:
+        """Hand one run to the judge (starting one if needed); OSError when none can be started."""
+        if self.sock is None:
+            self._start()
+        try:
+            socket.send_fds(self.sock, [b"run"], fds)
+        except OSError:  # it died between runs (a test script ended it): a fresh one takes this run
+            self.stop()
+            self._start()
+            socket.send_fds(self.sock, [b"run"], fds)
+
+    def finish(self, answered: bool) -> None:
+        """After the wait: read the judge's answer, or stop it when it had none in time (or asks to be replaced)."""
+        if not answered or self.sock.recv(16) != b"again":
+            self.stop()
+
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        fds = {0: self.zygote.devnull, 1: self.zygote.devnull, 2: self.zygote.devnull, referee.CONTROL: theirs.fileno()}
+        # In our PID namespace: pidfd_send_signal reaches the candidate only from an ancestor namespace.
+        pid, setup = spawn(self.zygote, "judge", fds, JUDGE_LIMITS, "/")
+        theirs.close()
+        message = os.read(setup, 4096)
+        os.close(setup)
+        self.pid, self.sock = pid, ours
+        if message != b"ready":
+            self.stop()
+            raise OSError(f"judge: {message.decode(errors='replace') or 'died before its setup finished'}")
+
+    def stop(self) -> None:
+        if self.sock is None:
+            return
+        self.sock.close()
+        self.sock = None
+        _kill(self.pid)
+        os.waitpid(self.pid, 0)
+
+
+def spawn(zygote: Zygote, role: str, fds: dict[int, int], limits: dict, workdir: str) -> tuple[int, int]:
+    """Clone a confined child for `role`; returns its pid and the read end of its setup pipe."""
+    read_end, write_end = os.pipe()
+    fds[7] = write_end
+    pid = isolation.clone_run(namespaces=role == "candidate") if zygote.namespaces else os.fork()
+    if pid == 0:
+        Child(zygote, limits, role, fds, workdir).enter()
+    os.close(write_end)
+    return pid, read_end
+
+
 class Child:
     """A freshly cloned child: its descriptors, namespaces, confinement, then the harness. Never returns.
 
@@ -264,7 +333,7 @@ class Child:
         if self.role == "candidate":
             harness.run_candidate(_read_job(5))
         else:
-            referee.run_judge(_read_job(0))
+            referee.serve(self.zygote.config.get("judge_runs", 1))
         os._exit(120)
 
     def _setup(self) -> None:
@@ -286,7 +355,10 @@ class Child:
             cpu_s=max(1, int(limits["cpu_s"] + 0.999)), memory_bytes=limits["memory_mb"] << 20,
             max_processes=config["nproc_base"] + limits["max_processes"], max_file_bytes=limits["max_file_mb"] << 20,
             max_open_files=limits["max_open_files"]))
-        isolation.drop_privileges(config["uid"], config["gid"])
+        if self.role == "judge":
+            isolation.drop_privileges(config["judge_uid"], config["judge_uid"])
+        else:
+            isolation.drop_privileges(config["uid"], config["gid"])
         if self.zygote.seccomp is not None:
             self.zygote.seccomp.load()
 

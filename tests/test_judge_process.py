@@ -1,0 +1,109 @@
+"""The judge process one worker keeps across runs: a test script that changes it costs only its own run.
+
+Each tampering script below would let a wrong program pass the next run if the same judge served it unchanged;
+the judge sees the change (integrity.py), exits, and the next run gets a fresh one. One worker per pool, so that
+the reader run is served by the very worker whose judge the writer run tampered with.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from solidcoder.execution.judge import Judge
+from solidcoder.execution.sandbox import JUDGE_UID_OFFSET, SandboxConfig, SandboxPool
+from solidcoder.problem import Problem, TestCase
+
+HONEST = "def f(x):\n    return x + 1\n"
+WRONG = "def f(x):\n    return 0\n"
+REFEREE = "__import__('sys').modules['solidcoder.execution.referee']"
+COMPARE = "__import__('sys').modules['solidcoder.execution.compare']"
+TAMPERING = {
+    "rebinds the comparison": f"{REFEREE}.strict_equal = lambda *a, **k: True",
+    "swaps the comparison's code": f"{COMPARE}.strict_equal.__code__ = (lambda a, b, c=0: True).__code__",
+    "rebinds a builtin the judge uses": "import builtins\nbuiltins.type = lambda *a: int",
+}
+
+
+def problem(tests: list[TestCase], time_limit_s: float = 2.0) -> Problem:
+    return Problem(id="judge-process", kind="call", statement="", entry_point="f", public_tests=tests,
+                   time_limit_s=time_limit_s)
+
+
+PLUS_ONE = problem([TestCase(kind="call", call="f(1)", expected=2)])
+
+
+def judge_pids(pool: SandboxPool) -> set[int]:
+    """The pool's judge processes: its zygotes' children that run as a judge uid."""
+    uids = {pool.config.uid_base + JUDGE_UID_OFFSET + i for i in range(pool.size)}
+    children = set()
+    for worker in pool._workers:
+        pid = worker.proc.pid
+        children |= {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    return {pid for pid in children if _uid(pid) in uids}
+
+
+def _uid(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except FileNotFoundError:
+        return None
+
+
+@pytest.fixture()
+def solo_pool():
+    with SandboxPool(SandboxConfig(workers=1)) as pool:
+        yield pool
+
+
+def test_one_judge_process_serves_the_workers_runs(solo_pool):
+    judge = Judge(solo_pool)
+    assert judge.judge(PLUS_ONE, HONEST).passed
+    first = judge_pids(solo_pool)
+    assert judge.judge(PLUS_ONE, HONEST).passed
+    assert len(first) == 1 and judge_pids(solo_pool) == first
+
+
+def test_judge_runs_1_gives_every_run_a_fresh_judge():
+    with SandboxPool(SandboxConfig(workers=1, judge_runs=1)) as pool:
+        judge = Judge(pool)
+        assert judge.judge(PLUS_ONE, HONEST).passed
+        assert judge_pids(pool) == set()  # it exited after its one run
+        assert not judge.judge(PLUS_ONE, WRONG).passed
+
+
+@pytest.mark.parametrize("how", sorted(TAMPERING))
+def test_a_test_script_that_changes_the_judge_does_not_change_the_next_verdict(solo_pool, how):
+    judge = Judge(solo_pool)
+    judge.judge(problem([TestCase(kind="call", script=TAMPERING[how])]), HONEST)
+    report = judge.judge(PLUS_ONE, WRONG)
+    assert [v.status for v in report.verdicts] == ["fail"], report.verdicts
+    assert judge.judge(PLUS_ONE, HONEST).passed
+
+
+def test_a_test_script_that_hangs_in_c_costs_only_its_run(solo_pool):
+    judge = Judge(solo_pool)
+    hanging = problem([TestCase(kind="call", script="sum(range(10 ** 13))")], time_limit_s=0.5)
+    assert [v.status for v in judge.judge(hanging, HONEST).verdicts] == ["timeout"]
+    assert judge.judge(PLUS_ONE, HONEST).passed
+
+
+def test_a_test_script_that_ends_the_judge_costs_only_its_run(solo_pool):
+    judge = Judge(solo_pool)
+    report = judge.judge(problem([TestCase(kind="call", script="import os\nos._exit(0)")]), HONEST)
+    assert not report.passed and not report.infrastructure_error
+    assert judge.judge(PLUS_ONE, HONEST).passed
+    assert not judge.judge(PLUS_ONE, WRONG).passed
+
+
+def test_a_candidate_cannot_signal_its_judge(solo_pool):
+    judge = Judge(solo_pool)
+    assert judge.judge(PLUS_ONE, HONEST).passed
+    before = judge_pids(solo_pool)
+    killer = "import os, signal\nfor pid in range(1, 400):\n    try: os.kill(pid, signal.SIGKILL)\n" \
+             "    except OSError: pass\n" + HONEST
+    judge.judge(PLUS_ONE, killer)
+    assert judge_pids(solo_pool) == before
+    assert judge.judge(PLUS_ONE, HONEST).passed
