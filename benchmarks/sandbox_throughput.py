@@ -12,7 +12,9 @@ Baselines, each with the same number of programs in flight as the pool has worke
             multiprocessing Manager and a forked process per check, timeout 3 s), called from that many threads
             as its own evaluate_functional_correctness does; where a release ships its exec line commented out, a
             replica with it active (benchmarks/official_harness.py; the header says which)
-Also: the syntax-only check (`ast.parse`), on one core and on every core.
+Also: the typical HumanEval checks with a fresh judge process for every run (`judge_runs=1`, the strict setting;
+by default one judge per worker serves its runs), and the syntax-only check (`ast.parse`), on one core and on
+every core.
 
 Usage: python benchmarks/sandbox_throughput.py [--seconds S] [--workers N] [--data PATH]
 The last lines are the figures and the ratios against the baselines measured in this same run.
@@ -131,6 +133,10 @@ def main() -> None:
             harness = rate(official, items, workers, args.seconds) if name.startswith("humaneval") else None
             results[name] = (fast, slow, harness)
             print(figure_line(name, fast, slow, harness))
+    with SandboxPool(SandboxConfig(workers=workers, judge_runs=1), Limits(wall_s=10.0)) as strict:
+        fresh = rate(lambda c: _must_pass(Judge(strict), *c), typical, workers, args.seconds)
+    print(f"humaneval with a fresh judge per run (judge_runs=1): {fresh:.1f}/s, "
+          f"{fresh / results['humaneval'][2]:.1f}x the official harness")
     sources = [code for _, code in cases]
     syntax_one = rate(ast.parse, sources, 1, min(args.seconds, 2.0))
     syntax = syntax_rate_all_cores(sources, workers, min(args.seconds, 2.0))

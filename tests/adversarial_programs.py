@@ -323,11 +323,13 @@ GARBAGE_FRAMES: dict[str, str] = {
     "frame_over_the_size_limit": "struct.pack('<I', 0xFFFFFFFF) + b'x' * 64",
     "truncated_frame": "struct.pack('<I', 1000) + b't'",
     "frame_that_is_not_a_message": "frame(wire.encode(7))",
-    "nested_too_deep": "frame(b'l\\x01\\x00\\x00\\x00' * 500 + b'N')",
-    "container_claiming_a_billion_items": "frame(b'l' + struct.pack('<I', 10**9))",
+    "nested_too_deep": "frame(b'[' * 500 + b']' * 500)",
+    "number_with_ten_thousand_digits": "frame(b'{\"t\":[\"loaded\",' + b'9' * 10000 + b']}')",
+    "object_that_is_not_a_tagged_value": "frame(b'{\"t\":[\"loaded\",{\"d\":[]}],\"x\":1}')",
+    "tag_with_a_wrong_payload": "frame(b'{\"t\":[\"loaded\",{\"h\":-1}]}')",
     "loaded_with_a_list_of_names": "frame(wire.encode(('loaded', [1, 2, 3])))",
     "loaded_with_broken_entries": "frame(wire.encode(('loaded', {'f': (), 7: ('function',), 'g': ('value',)})))",
-    "non_utf8_string": "frame(b's' + struct.pack('<I', 2) + b'\\xff\\xfe')",
+    "non_ascii_bytes": "frame(b'\"\\xff\\xfe\"')",
     "json_records_instead_of_frames": "b'{\"event\": \"test\", \"index\": 0, \"ok\": true}\\n[1, 2]\\n\"x\"\\n'",
 }
 
@@ -361,19 +363,11 @@ def garbage_program(payload: str, when: str) -> str:
 # A wrong program that sends its own "loaded" message first: a set of ints whose hashes all collide (k * (2**61 - 1)),
 # costly to decode (quadratic) for whoever decodes it; its `f` is wrong.
 SLOW_TO_DECODE = textwrap.dedent('''
-    import os, struct
-
-    def s(text):
-        return b"s" + struct.pack("<I", len(text)) + text.encode()
+    import json, os, struct
 
     M = (1 << 61) - 1
-    items = [b"S", struct.pack("<I", 40000)]
-    for k in range(1, 40001):
-        v = k * M
-        raw = v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
-        items += [b"i", struct.pack("<I", len(raw)), raw]
-    body = (b"t" + struct.pack("<I", 2) + s("loaded") + b"d" + struct.pack("<I", 1) + s("junk")
-            + b"t" + struct.pack("<I", 2) + s("value") + b"".join(items))
+    items = [{"I": format(k * M, "x")} for k in range(1, 40001)]
+    body = json.dumps({"t": ["loaded", {"d": ["junk", {"t": ["value", {"S": items}]}]}]}).encode()
     os.write(4, struct.pack("<I", len(body)) + body)
 
     def f(x):

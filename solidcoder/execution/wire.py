@@ -5,10 +5,17 @@ of those (no subclasses), nested at most MAX_DEPTH deep, at most MAX_MESSAGE byt
 object that stays in the candidate's process (an instance of one of its classes). The *decoder* defines what a
 value is: the candidate encodes with code it can tamper with, so the judge decodes every reply as hostile bytes
 and gets either a plain value or `WireError`, never anything else. Frames are a 4-byte length and the value.
+
+A value is ASCII JSON, parsed by the interpreter's C parser, so lists of numbers and strings cost C time, not a
+Python call per item: null, true, false, strings, floats, ints of up to 63 bits and lists are themselves; every
+other value is a one-key object naming its type: {"t": [items]} tuple, {"S": [...]} set, {"z": [...]}
+frozenset, {"d": [k1, v1, k2, v2, ...]} dict, {"b": "hex"} bytes, {"c": [re, im]} complex, {"I": "hex"} a larger
+int, {"h": n} a handle.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import struct
@@ -18,10 +25,11 @@ from typing import Any
 MAX_DEPTH = 100
 MAX_MESSAGE = 64 << 20
 _LEN = struct.Struct("<I")
-_DOUBLE = struct.Struct("<d")
-_COMPLEX = struct.Struct("<dd")
-_SEQUENCES = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
-_BUILDERS = {ord("l"): list, ord("t"): tuple, ord("S"): set, ord("z"): frozenset}
+_SMALL = 1 << 63
+_SCALARS = frozenset({str, float, bool, type(None)})
+_TAGGED = {tuple: "t", set: "S", frozenset: "z"}
+_dumps = json.JSONEncoder(ensure_ascii=True, allow_nan=True, check_circular=False, separators=(",", ":")).encode
+_loads = json.JSONDecoder().decode
 
 
 class WireError(ValueError):
@@ -42,117 +50,103 @@ class Handle:
 
 def encode(value: Any) -> bytes:
     """The bytes of a plain value; WireError names the first thing that is not plain."""
-    out: list[bytes] = []
-    _put(value, out, 0)
-    data = b"".join(out)
+    data = _dumps(_tree(value, 0)).encode("ascii")
     if len(data) > MAX_MESSAGE:
         raise WireError(f"value too large to send ({len(data)} bytes)")
     return data
 
 
-def _put(value: Any, out: list[bytes], depth: int) -> None:
+def _native(items) -> bool:
+    """Whether a sequence's items are all JSON as they are (checked at C speed: no Python call per item)."""
+    kinds = set(map(type, items))
+    if int in kinds:
+        ints = [x for x in items if type(x) is int] if len(kinds) > 1 else items
+        if min(ints) <= -_SMALL or max(ints) >= _SMALL:
+            return False
+        kinds.discard(int)
+    return kinds <= _SCALARS
+
+
+def _tree(value: Any, depth: int) -> Any:
     kind = type(value)
     if depth > MAX_DEPTH:
         raise WireError(f"nested deeper than {MAX_DEPTH} (or cyclic)")
-    if value is None or kind is bool:
-        out.append(b"N" if value is None else (b"T" if value else b"F"))
-    elif kind is int:
-        raw = value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
-        out += (b"i", _LEN.pack(len(raw)), raw)
-    elif kind is float:
-        out += (b"f", _DOUBLE.pack(value))
-    elif kind is complex:
-        out += (b"c", _COMPLEX.pack(value.real, value.imag))
-    elif kind is str or kind is bytes:
-        raw = value.encode("utf-8", "surrogatepass") if kind is str else value
-        out += (b"s" if kind is str else b"b", _LEN.pack(len(raw)), raw)
-    elif kind is Handle:
-        out += (b"h", _LEN.pack(value.id))
-    else:
-        _put_container(value, kind, out, depth)
+    if kind in _SCALARS:
+        return value
+    if kind is int:
+        return value if -_SMALL < value < _SMALL else {"I": format(value, "x")}
+    if kind is list:
+        return value if _native(value) else [_tree(item, depth + 1) for item in value]
+    if kind in _TAGGED:
+        return {_TAGGED[kind]: list(value) if _native(value) else [_tree(item, depth + 1) for item in value]}
+    return _tree_other(value, kind, depth)
 
 
-def _put_container(value: Any, kind: type, out: list[bytes], depth: int) -> None:
+def _tree_other(value: Any, kind: type, depth: int) -> Any:
     if kind is dict:
-        out += (b"d", _LEN.pack(len(value)))
-        for key, item in value.items():
-            _put(key, out, depth + 1)
-            _put(item, out, depth + 1)
-        return
-    tag = _SEQUENCES.get(kind)
-    if tag is None:
-        raise WireError(f"a {kind.__name__} is not a plain builtin value")
-    out += (tag, _LEN.pack(len(value)))
-    for item in value:
-        _put(item, out, depth + 1)
+        return {"d": [_tree(x, depth + 1) for pair in value.items() for x in pair]}
+    if kind is bytes:
+        return {"b": value.hex()}
+    if kind is complex:
+        return {"c": [value.real, value.imag]}
+    if kind is Handle:
+        return {"h": value.id}
+    raise WireError(f"a {kind.__name__} is not a plain builtin value")
 
 
 def decode(data: bytes) -> Any:
-    """The value `data` encodes; WireError for anything malformed, truncated, too deep or with trailing bytes."""
-    reader = _Reader(memoryview(data))
+    """The value `data` encodes; WireError for anything malformed, too deep, or not exactly one value."""
     try:
-        value = reader.value(0)
-    except (struct.error, UnicodeDecodeError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        return _value(_loads(data.decode("ascii")), 0)
+    except WireError:
+        raise
+    except (ValueError, TypeError, RecursionError, MemoryError) as exc:  # bad JSON, unhashable items, huge ints
         raise WireError(f"malformed value: {type(exc).__name__}") from None
-    if reader.pos != len(data):
-        raise WireError("trailing bytes after the value")
-    return value
 
 
-class _Reader:
-    """A cursor over untrusted bytes; every length is checked against what is left."""
-
-    def __init__(self, data: memoryview) -> None:
-        self.data, self.pos = data, 0
-
-    def take(self, size: int) -> memoryview:
-        if size < 0 or self.pos + size > len(self.data):
-            raise WireError("truncated value")
-        chunk = self.data[self.pos : self.pos + size]
-        self.pos += size
-        return chunk
-
-    def length(self) -> int:
-        return _LEN.unpack(self.take(4))[0]
-
-    def value(self, depth: int) -> Any:
-        if depth > MAX_DEPTH:
-            raise WireError(f"nested deeper than {MAX_DEPTH}")
-        tag = self.take(1)[0]
-        simple = _SIMPLE.get(tag)
-        if simple is not None:
-            return simple(self)
-        if tag == ord("d"):
-            return self.mapping(depth)
-        if tag in _BUILDERS:
-            count = self.length()
-            if count > len(self.data) - self.pos:  # every item takes at least one byte
-                raise WireError("truncated container")
-            return _BUILDERS[tag](self.value(depth + 1) for _ in range(count))
-        raise WireError(f"unknown tag {tag!r}")
-
-    def mapping(self, depth: int) -> dict:
-        count = self.length()
-        if 2 * count > len(self.data) - self.pos:
-            raise WireError("truncated dict")
-        out = {}
-        for _ in range(count):
-            key = self.value(depth + 1)
-            out[key] = self.value(depth + 1)
-        return out
+def _value(node: Any, depth: int) -> Any:
+    kind = type(node)
+    if depth > MAX_DEPTH:
+        raise WireError(f"nested deeper than {MAX_DEPTH}")
+    if kind in _SCALARS or kind is int:
+        return node
+    if kind is list:
+        return node if _decoded_scalars(node) else [_value(item, depth + 1) for item in node]
+    if kind is not dict or len(node) != 1:
+        raise WireError("an object that is not a tagged value")
+    ((tag, payload),) = node.items()
+    return _tagged(tag, payload, depth)
 
 
-_SIMPLE = {
-    ord("N"): lambda r: None,
-    ord("T"): lambda r: True,
-    ord("F"): lambda r: False,
-    ord("i"): lambda r: int.from_bytes(r.take(r.length()), "little", signed=True),
-    ord("f"): lambda r: _DOUBLE.unpack(r.take(8))[0],
-    ord("c"): lambda r: complex(*_COMPLEX.unpack(r.take(16))),
-    ord("s"): lambda r: str(r.take(r.length()), "utf-8", "surrogatepass"),
-    ord("b"): lambda r: bytes(r.take(r.length())),
-    ord("h"): lambda r: Handle(r.length()),
-}
+def _decoded_scalars(items: list) -> bool:
+    return set(map(type, items)) <= _SCALARS | {int}
+
+
+def _tagged(tag: str, payload: Any, depth: int) -> Any:
+    if tag in _SEQUENCE_TAGS and type(payload) is list:
+        items = payload if _decoded_scalars(payload) else [_value(item, depth + 1) for item in payload]
+        # Hashing runs item by item in Python, so that the judge's per-test alarm can interrupt a set whose hashes
+        # collide on purpose (quadratic to build); a set built from a list in one C call could not be interrupted.
+        return tuple(items) if tag == "t" else _SEQUENCE_TAGS[tag](item for item in items)
+    if tag == "d" and type(payload) is list and len(payload) % 2 == 0:
+        items = [_value(item, depth + 1) for item in payload]
+        return {key: value for key, value in zip(items[::2], items[1::2], strict=True)}  # noqa: C416 - see above
+    if type(payload) is str and tag in ("b", "I"):
+        return bytes.fromhex(payload) if tag == "b" else _big_int(payload)
+    if tag == "c" and type(payload) is list and len(payload) == 2 and {type(x) for x in payload} <= {float}:
+        return complex(*payload)
+    if tag == "h" and type(payload) is int and payload >= 0:
+        return Handle(payload)
+    raise WireError(f"a malformed {tag!r} value")
+
+
+def _big_int(text: str) -> int:
+    if not text or text.strip() != text or "_" in text or text[text.startswith("-"):][:2].lower() == "0x":
+        raise WireError("a malformed large int")
+    return int(text, 16)
+
+
+_SEQUENCE_TAGS = {"t": tuple, "S": set, "z": frozenset}
 
 
 def write_frame(fd: int, payload: bytes, _write=os.write) -> None:

@@ -1,0 +1,139 @@
+"""The wire format between the candidate's process and the judge's: exact plain values in, plain values or
+WireError out, whatever the bytes."""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+import random
+import struct
+
+import pytest
+
+from solidcoder.execution import wire
+
+PLAIN = [
+    None, True, False, 0, -1, 2**63 - 1, -(2**63) + 1, 2**63, -(2**63), 10**400, -(7**300), 1.5, -0.0, math.inf,
+    -math.inf, 1e-310, 2 + 3j, complex(math.inf, -0.0), "", "héllo ✓", "\ud800 lone surrogate", "\x00", b"",
+    b"\x00\xff", [], [1, 2, 3], [1, "a", 2.5, None, True], [[1], [2, [3]]], (), (1,), (1, (2, (3,))), set(),
+    {1, 2}, frozenset({"a"}), {}, {1: "a", (1, 2): [3], None: {"x": b"y"}}, {"k": {"j": [(True, 2**70)]}},
+    [2**70, -(2**70), 5], [1, 10**5000], [-(10**5000), 2], (3, 10**5000), list(range(1000)),
+    [str(i) for i in range(100)],
+]
+
+
+def same(a, b) -> bool:
+    """Equal, of exactly the same types all the way down (NaN aside)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (float, complex)):
+        return repr(a) == repr(b)  # tells -0.0 from 0.0, and NaN is NaN
+    return a == b
+
+
+@pytest.mark.parametrize("value", PLAIN, ids=[f"{type(v).__name__}-{i}" for i, v in enumerate(PLAIN)])
+def test_every_plain_value_arrives_as_itself(value):
+    assert same(wire.decode(wire.encode(value)), value)
+
+
+def test_nan_arrives_as_nan():
+    assert math.isnan(wire.decode(wire.encode(math.nan)))
+    assert same(wire.decode(wire.encode([math.nan, (math.nan,)])), [math.nan, (math.nan,)])
+
+
+def test_a_handle_arrives_as_a_handle_with_its_number():
+    value = wire.decode(wire.encode(("handle", wire.Handle(7))))
+    assert type(value[1]) is wire.Handle and value[1].id == 7
+
+
+class Number(enum.IntEnum):
+    ONE = 1
+
+
+class Text(str):
+    pass
+
+
+@pytest.mark.parametrize("value", [Number.ONE, Text("x"), [Text("x")], {1: Number.ONE}, object(), print,
+                                   (1, [2, {3: object()}])], ids=repr)
+def test_anything_but_exact_builtins_is_refused_when_sent(value):
+    with pytest.raises(wire.WireError):
+        wire.encode(value)
+
+
+def test_a_cyclic_value_is_refused_not_looped_on():
+    cycle: list = []
+    cycle.append(cycle)
+    with pytest.raises(wire.WireError):
+        wire.encode(cycle)
+
+
+def nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_nesting_up_to_the_limit_crosses_and_deeper_does_not():
+    assert same(wire.decode(wire.encode(nested(wire.MAX_DEPTH))), nested(wire.MAX_DEPTH))
+    with pytest.raises(wire.WireError):
+        wire.encode(nested(wire.MAX_DEPTH + 2))
+    with pytest.raises(wire.WireError):
+        wire.decode(b"[" * 500 + b"]" * 500)
+
+
+HOSTILE = [
+    b"", b"[", b"[1,]", b"{}", b'{"t":[1],"S":[2]}', b'{"q":[1]}', b'{"t":5}', b'{"d":[1]}', b'{"d":[[1],2]}',
+    b'{"S":[[1]]}', b'{"b":"zz"}', b'{"b":5}', b'{"c":[1]}', b'{"c":["a","b"]}', b'{"h":-1}', b'{"h":1.5}',
+    b'{"I":""}', b'{"I":"0x10"}', b'{"I":" 10"}', b'{"I":"1_0"}', b'{"I":"xyz"}', b"9" * 10000, b'"\xff"',
+    b'"caf\xc3\xa9"', b"1 2", b"NaNx", b'{"t":[1]} trailing', b"\x00", b"[" * 100000,
+]
+
+
+@pytest.mark.parametrize("data", HOSTILE, ids=lambda d: repr(d)[:30])
+def test_malformed_bytes_are_a_wire_error_and_nothing_else(data):
+    with pytest.raises(wire.WireError):
+        wire.decode(data)
+
+
+def test_random_mutations_of_valid_messages_decode_to_plain_values_or_a_wire_error():
+    rng = random.Random(13)
+    plain_types = {type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, wire.Handle}
+    seeds = [wire.encode(v) for v in PLAIN]
+    for _ in range(3000):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.choice(b'[]{}",:0123456789tSzdbcIhe-.' + bytes([rng.randrange(256)]))
+        try:
+            value = wire.decode(bytes(data))
+        except wire.WireError:
+            continue
+        assert all(type(v) in plain_types for v in _walk(value))
+
+
+def _walk(value):
+    yield value
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _walk(item)
+    elif isinstance(value, dict):
+        for pair in value.items():
+            yield from _walk(pair[0])
+            yield from _walk(pair[1])
+
+
+def test_frames_carry_their_payload_and_refuse_oversized_lengths():
+    read_end, write_end = os.pipe()
+    wire.write_frame(write_end, wire.encode([1, "two"]))
+    assert wire.decode(wire.read_frame(read_end, deadline=None)) == [1, "two"]
+    os.write(write_end, struct.pack("<I", wire.MAX_MESSAGE + 1))
+    with pytest.raises(wire.WireError):
+        wire.read_frame(read_end)
+    os.close(read_end)
+    os.close(write_end)
