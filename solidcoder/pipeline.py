@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from solidcoder.errors import BudgetExceeded, ModelError, SandboxFailure
 from solidcoder.execution.executor import Executor
-from solidcoder.models.base import BudgetExceeded, ModelError
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.accumulation import decide_fix
 from solidcoder.stages.base import Event
-from solidcoder.stages.live import Evaluation, Outcome, SandboxFailure, SuiteTest
+from solidcoder.stages.live import Evaluation, Outcome, SuiteTest
 from solidcoder.stages.planning import FailedPlan
 from solidcoder.stages.run import Run
 from solidcoder.trajectory import Trajectory, Usage
@@ -67,6 +67,7 @@ class SolveResult:
     accumulated_tests: list[dict] = field(default_factory=list)
     trajectory: Trajectory | None = None
     cause: str | None = None  # why a run stopped early: "budget", "model" or "sandbox"; None otherwise
+    error: Exception | None = None  # the typed exception behind `cause` (BudgetExceeded, ModelError, SandboxFailure)
 
     def summary(self) -> dict:
         return {"status": self.status, "verified": self.verified, "reason": self.reason, "cause": self.cause,
@@ -78,14 +79,17 @@ def solve(problem: Problem, models, pool: Executor, config: SolveConfig | None =
           prompts: PromptLibrary | None = None, on_event: Callable[[Event], None] | None = None) -> SolveResult:
     """Run the S.O.L.I.D. loop on `problem`. `models` is a Model or a roster with `for_role(role)`."""
     run = Run(problem, models, pool, config or SolveConfig(), prompts or PromptLibrary.from_env(), on_event)
+    error = None
     try:
         _loop(run)
     except BudgetExceeded as exc:
+        error = exc
         run.stop("unverified", f"budget ran out: {exc}", cause="budget")
     except (ModelError, SandboxFailure) as exc:
+        error = exc
         cause = "sandbox" if isinstance(exc, SandboxFailure) else "model"
         run.stop("infrastructure_error", f"{type(exc).__name__}: {exc}", cause=cause)
-    return run.result(SolveResult)
+    return replace(run.result(SolveResult), error=error)
 
 
 async def asolve(problem: Problem, models, pool: Executor, config: SolveConfig | None = None, *,

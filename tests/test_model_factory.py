@@ -7,8 +7,8 @@ import importlib.util
 import pytest
 from scripted_server import reply
 
-from solidcoder.errors import BadInput
-from solidcoder.models import Budget, BudgetConfig, BudgetExceeded, Message
+from solidcoder.errors import BadInput, BudgetExceeded
+from solidcoder.models import Budget, BudgetConfig, Message
 from solidcoder.models.factory import ModelOptions, make_model, make_roster, parse_role_specs
 from solidcoder.models.llamacpp import NO_MODEL_HELP, find_gguf
 from solidcoder.models.openai_compat import OpenAICompatModel

@@ -10,7 +10,8 @@ import time
 import pytest
 from scripted_server import hang, malformed, reply, status
 
-from solidcoder.models import Budget, BudgetConfig, BudgetExceeded, Message, ModelError, ModelFatalError
+from solidcoder.errors import BudgetExceeded, ModelError, ModelFatalError
+from solidcoder.models import Budget, BudgetConfig, Message
 from solidcoder.models.openai_compat import OpenAICompatModel
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import ModelSettings

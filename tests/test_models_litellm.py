@@ -8,7 +8,8 @@ import importlib.util
 import pytest
 from scripted_server import reply, status
 
-from solidcoder.models import Budget, Message, ModelError, ModelFatalError
+from solidcoder.errors import ModelError, ModelFatalError
+from solidcoder.models import Budget, Message
 from solidcoder.models.litellm_backend import LiteLLMModel
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import ModelSettings

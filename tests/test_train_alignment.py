@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from solidcoder.errors import SandboxFailure
 from solidcoder.execution.judge import Judge, JudgeReport, TestVerdict
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import PromptLibrary
@@ -17,7 +18,7 @@ from solidcoder.train.alignment import (
     TaskBuilderConfig,
 )
 from solidcoder.train.alignment_reward import AlignmentReward, AlignmentRewardConfig, AlignmentScorer
-from solidcoder.train.code_reward import CodeReward, SandboxUnavailable, extract_program
+from solidcoder.train.code_reward import CodeReward, extract_program
 from solidcoder.train.mixing import MixConfig, PromptMixer, PromptRenderer, code_row, split_groups
 
 
@@ -179,7 +180,7 @@ def test_sandbox_errors_are_counted_not_scored_zero():
     assert reward(prompts=[None], completions=["print(1)"], task=["code"], problem_id=["sq"]) == [None]
     assert reward.stats.sandbox_errors == 1
     reward.config = type(reward.config)()
-    with pytest.raises(SandboxUnavailable):
+    with pytest.raises(SandboxFailure):
         reward(prompts=[None], completions=["print(1)"], task=["code"], problem_id=["sq"])
 
 

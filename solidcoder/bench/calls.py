@@ -15,17 +15,14 @@ import threading
 from dataclasses import asdict, dataclass
 
 from solidcoder.bench.store import ResultStore
-from solidcoder.models.base import BudgetExceeded, Completion, Message, Model, ModelError
+from solidcoder.errors import ModelError, ProblemBudgetExceeded
+from solidcoder.models.base import Completion, Message, Model
 from solidcoder.models.factory import DEFAULT_ROLE, ModelRoster
 from solidcoder.trajectory import Usage as RunUsage
 
 
-class ProblemBudgetExceeded(BudgetExceeded):
-    """This problem used its `--max-calls`; strategies answer with their best code so far, the run goes on."""
-
-
 @dataclass
-class Usage(RunUsage):
+class BenchUsage(RunUsage):
     """A run's usage plus what the bench also reports: calls replayed from calls.jsonl and model time."""
 
     replayed: int = 0
@@ -67,7 +64,7 @@ class RecordingModel:
         self.store, self.key, self.limiter = store, key, limiter
         self.max_calls = max_calls
         self.name = self.model.name
-        self.usage = Usage()
+        self.usage = BenchUsage()
         self._position = 0
         self._lock = threading.Lock()
 

@@ -31,10 +31,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from solidcoder.bench.calls import Limiter, RecordingModel, Usage
+from solidcoder.bench.calls import BenchUsage, Limiter, RecordingModel
 from solidcoder.bench.runner import InfrastructureError
-from solidcoder.errors import BadInput
-from solidcoder.models.base import ModelError
+from solidcoder.errors import BadInput, ModelError
 from solidcoder.prompting import SUFFIX, PromptLibrary
 
 ATTEMPTS = 3  # nodes a unit may die on before it is recorded as an infrastructure error
@@ -126,7 +125,7 @@ class DistributedTask:
                     model.store.calls.append(event[1])
                     replies[event[1]["id"]] = event[1]
                     continue
-                model.usage = Usage(**event[-1])
+                model.usage = BenchUsage(**event[-1])
                 if kind == "done":
                     return event[1]
                 if kind == "error":

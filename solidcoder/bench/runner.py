@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from solidcoder.bench.calls import Limiter, ProblemBudgetExceeded, RecordingModel
+from solidcoder.bench.calls import Limiter, RecordingModel
 from solidcoder.bench.store import ResultStore
-from solidcoder.errors import InfrastructureError
-from solidcoder.models.base import BudgetExceeded, Model, ModelError, ModelFatalError
+from solidcoder.errors import BudgetExceeded, InfrastructureError, ModelError, ModelFatalError, ProblemBudgetExceeded
+from solidcoder.models.base import Model
 
 
 class BenchTask(Protocol):

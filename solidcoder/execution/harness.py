@@ -90,7 +90,7 @@ def run_stdio(code: str) -> None:
 # ---------------------------------------------------------------- serve: answer the judge's calls
 
 
-class Server:
+class ProgramServer:
     """The program's namespace and the objects handed out as handles; one request, one reply."""
 
     def __init__(self, ns: dict) -> None:
@@ -172,7 +172,7 @@ def run_serve(code: str) -> None:
     except BaseException as exc:  # noqa: BLE001 - a program that fails to load fails every test
         _send(("load_error", describe(exc)))
         _flush_and_exit(0)
-    server = Server(ns)
+    server = ProgramServer(ns)
     while True:
         try:
             request = wire.decode(wire.read_frame(CANDIDATE_IN))
@@ -181,7 +181,7 @@ def run_serve(code: str) -> None:
         _send(_answer(server, request))
 
 
-def _answer(server: Server, request: Any) -> tuple:
+def _answer(server: ProgramServer, request: Any) -> tuple:
     try:
         return server.reply_to(request)
     except BaseException as exc:  # noqa: BLE001 - SystemExit, MemoryError... all are the call's outcome

@@ -57,6 +57,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
+from solidcoder.errors import SandboxFailure
 from solidcoder.execution import harness
 from solidcoder.execution.cgroup import create_memory_cgroup, remove_cgroup
 from solidcoder.execution.isolation import Layer
@@ -125,10 +126,6 @@ class SandboxConfig:
     judge_runs: int = 1000  # runs one judge process serves before a fresh one (1: a fresh judge for every run)
 
 
-class SandboxError(RuntimeError):
-    """A worker could not be started at all."""
-
-
 class _Worker:
     """One zygote process and the Unix socket it is driven over."""
 
@@ -162,7 +159,7 @@ class _Worker:
         hello = self._receive(self.config.start_timeout_s)
         if hello is None:
             self.stop()
-            raise SandboxError("sandbox worker failed to start (see stderr above)")
+            raise SandboxFailure("sandbox worker failed to start (see stderr above)")
         self.layers = [Layer(**layer) for layer in hello["layers"]]
 
     def _cgroup_config(self) -> dict:
@@ -263,7 +260,7 @@ class SandboxPool:
                 if not worker.alive():
                     worker.start()
                 reply = worker.call(request.header, request.fds, limits.wall_s + 10.0)
-            except (OSError, SandboxError) as exc:
+            except (OSError, SandboxFailure) as exc:
                 reply = {"setup_error": f"worker unavailable: {exc}"}
             finally:
                 self._idle.put(worker)

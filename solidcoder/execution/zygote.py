@@ -133,7 +133,7 @@ class Zygote:
 
     def execute(self, header: dict, fds: dict[str, int]) -> dict:
         try:
-            return Run(self, header, fds).go()
+            return Execution(self, header, fds).go()
         except OSError as exc:
             return {"setup_error": f"{type(exc).__name__}: {exc}"}
         finally:
@@ -142,7 +142,7 @@ class Zygote:
                     os.close(fd)
 
 
-class Run:
+class Execution:
     """One execution: the cloned candidate (and judge), the wait with deadline and output caps, exit statuses."""
 
     def __init__(self, zygote: Zygote, header: dict, fds: dict[str, int]) -> None:

@@ -3,16 +3,8 @@
 Import backends from their modules; this package only re-exports the shared types, so importing it stays cheap.
 """
 
-from solidcoder.models.base import (
-    Budget,
-    BudgetConfig,
-    BudgetExceeded,
-    Completion,
-    Message,
-    Model,
-    ModelError,
-    ModelFatalError,
-)
+from solidcoder.errors import BudgetExceeded, ModelError, ModelFatalError
+from solidcoder.models.base import Budget, BudgetConfig, Completion, Message, Model
 
 __all__ = [
     "Budget",

@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from solidcoder.models.base import Budget, Completion, Message, ModelError
+from solidcoder.errors import ModelError
+from solidcoder.models.base import Budget, Completion, Message
 from solidcoder.models.retry import RetryPolicy, acall_with_retries, call_with_retries
 from solidcoder.models.settings import ModelSettings
 

@@ -10,6 +10,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from solidcoder.errors import BudgetExceeded
+
 
 @dataclass(frozen=True)
 class Message:
@@ -33,18 +35,6 @@ class Completion:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
-
-
-class ModelError(Exception):
-    """The model could not answer (after retries); the message says what happened and what to do."""
-
-
-class ModelFatalError(ModelError):
-    """Retrying cannot help: bad credentials, a malformed request, a prompt longer than the context window."""
-
-
-class BudgetExceeded(ModelError):
-    """A run-wide cap on calls, tokens or cost was reached; the run should stop."""
 
 
 @runtime_checkable

@@ -104,6 +104,11 @@ class ModelRoster:
         return self.by_role.get(role, self.by_role[DEFAULT_ROLE])
 
 
+def as_roster(models: Model | ModelRoster) -> ModelRoster:
+    """`models` as a roster: itself when it already has `for_role`, else one model playing every role."""
+    return models if hasattr(models, "for_role") else ModelRoster({DEFAULT_ROLE: models})
+
+
 def make_roster(specs: dict[str, str | None], options: ModelOptions | None = None) -> ModelRoster:
     """One model per role; roles naming the same spec share one instance (a local model loads once)."""
     options = options or ModelOptions()

@@ -17,8 +17,9 @@ import os
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from solidcoder.errors import ModelFatalError
 from solidcoder.models.backend import ChatBackend, Reply, Request
-from solidcoder.models.base import Budget, ModelFatalError
+from solidcoder.models.base import Budget
 from solidcoder.models.retry import RetryPolicy, TransientError
 from solidcoder.models.settings import ModelSettings
 

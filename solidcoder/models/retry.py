@@ -17,7 +17,7 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception
 from tenacity import RetryError as _RetryError
 from tenacity import stop_after_delay as _stop_after_delay
 
-from solidcoder.models.base import ModelError
+from solidcoder.errors import ModelError
 
 T = TypeVar("T")
 

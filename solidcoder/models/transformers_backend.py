@@ -16,9 +16,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from solidcoder.errors import BadInput
+from solidcoder.errors import BadInput, ModelFatalError
 from solidcoder.models.backend import ChatBackend, Reply, Request
-from solidcoder.models.base import Budget, ModelFatalError
+from solidcoder.models.base import Budget
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import ModelSettings
 

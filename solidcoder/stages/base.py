@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from solidcoder.models.base import BudgetExceeded, Model, ModelError, ModelFatalError
+from solidcoder.errors import BudgetExceeded, ModelError, ModelFatalError
+from solidcoder.models.factory import ModelRoster
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import PromptLibrary
 from solidcoder.trajectory import Trajectory
@@ -30,22 +31,12 @@ class Event:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-class Roles:
-    """Models by pipeline role (planner, coder, simulator, oracle, judge, debugger); one model may play all."""
-
-    def __init__(self, models: Any):
-        self._models = models
-
-    def for_role(self, role: str) -> Model:
-        return self._models.for_role(role) if hasattr(self._models, "for_role") else self._models
-
-
 @dataclass
 class StageContext:
     """The per-run state a stage may use."""
 
     problem: Problem
-    roles: Roles
+    roles: ModelRoster  # or anything else with for_role(role), such as the bench's recording model
     prompts: PromptLibrary
     trajectory: Trajectory
     max_tokens: int | None = None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from solidcoder.stages.base import StageContext, extract_code
 from solidcoder.stages.live import Evaluation, SuiteTest
-from solidcoder.stages.protocols import Executor, SimulationStage
+from solidcoder.stages.protocols import LiveStage, SimulationStage
 
 
 @dataclass
@@ -27,7 +27,7 @@ class CodingConfig:
 class Coder:
     """Turns a plan into the best of K executed candidates."""
 
-    def __init__(self, ctx: StageContext, config: CodingConfig, live: Executor, simulator: SimulationStage | None,
+    def __init__(self, ctx: StageContext, config: CodingConfig, live: LiveStage, simulator: SimulationStage | None,
                  on_candidate: Callable[[Evaluation], None] | None = None):
         self.ctx, self.config, self.live, self.simulator = ctx, config, live, simulator
         self.on_candidate = on_candidate or (lambda _evaluation: None)

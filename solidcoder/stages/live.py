@@ -18,7 +18,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
-from solidcoder.errors import InfrastructureError
+from solidcoder.errors import SandboxFailure
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, TestVerdict
 from solidcoder.execution.sandbox import ExecResult, Limits
@@ -30,10 +30,6 @@ NO_TESTS = "no tests ran: the problem has no recognised examples and no generate
 # Runs after the generated `check` definition; reads the candidate's run as data, never as code.
 _CHECK_DRIVER = "\n\nimport json as _json, sys as _sys\n_run = _json.loads(_sys.stdin.read())\n" \
                 "check(_run['stdin'], _run['stdout'])\n"
-
-
-class SandboxFailure(InfrastructureError):
-    """The sandbox, not the candidate, failed: the run must not be scored."""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ class OracleStage(Protocol):
     def propose(self, code: str, origin: str) -> GeneratedTest | None: ...
 
 
-class Executor(Protocol):
+class LiveStage(Protocol):
     def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation: ...
 
 

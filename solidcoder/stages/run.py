@@ -12,16 +12,17 @@ from typing import Any
 
 from solidcoder.errors import BadInput
 from solidcoder.execution import executor as sandbox_executor
+from solidcoder.models.factory import as_roster
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.accumulation import FixDecision, TestSuite
-from solidcoder.stages.base import Event, Roles, StageContext
+from solidcoder.stages.base import Event, StageContext
 from solidcoder.stages.coding import Coder, CodingConfig
 from solidcoder.stages.debug import Debugger
 from solidcoder.stages.live import Evaluation, LiveExecutor, SuiteTest
 from solidcoder.stages.oracle import Oracle, OracleConfig
 from solidcoder.stages.planning import Planner, PlanningConfig
-from solidcoder.stages.protocols import CodeStage, DebugStage, Executor, OracleStage, PlanStage, SimulationStage
+from solidcoder.stages.protocols import CodeStage, DebugStage, LiveStage, OracleStage, PlanStage, SimulationStage
 from solidcoder.stages.simulation import Simulator
 from solidcoder.trajectory import Trajectory
 
@@ -41,14 +42,14 @@ class Run:
     def __init__(self, problem: Problem, models: Any, pool: sandbox_executor.Executor, config: Any,
                  prompts: PromptLibrary, on_event: Callable[[Event], None] | None):
         self.config, self.started = config, time.monotonic()
-        roles = Roles(models)
+        roles = as_roster(models)
         header = {"problem": problem.to_dict(), "config": _jsonable(asdict(config)),
                   "models": {role: getattr(roles.for_role(role), "name", "?") for role in ROLES}}
         self.trajectory = Trajectory(config.run_dir, header)
         self.ctx = StageContext(problem, roles, prompts, self.trajectory, config.max_tokens, on_event,
                                 temperature=config.temperature)
         self.suite = TestSuite(problem.public_tests, defensive=config.defensive)
-        self.live: Executor = LiveExecutor(pool, problem)
+        self.live: LiveStage = LiveExecutor(pool, problem)
         self.simulator: SimulationStage = Simulator(self.ctx)
         self.planner: PlanStage = Planner(self.ctx, PlanningConfig(config.shift_left, True, config.replan_temperature))
         coding = CodingConfig(config.candidates, config.candidate_temperature, config.seed_code)

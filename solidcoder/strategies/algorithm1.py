@@ -21,7 +21,7 @@ import asyncio
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from solidcoder.bench.calls import ProblemBudgetExceeded
+from solidcoder.errors import ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.live import Evaluation, LiveExecutor, SuiteTest

@@ -12,7 +12,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from solidcoder.bench.calls import ProblemBudgetExceeded
+from solidcoder.errors import ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.stages.base import extract_code
 from solidcoder.strategies.base import LANGUAGE, Attempt, SolveContext, ask, common_variables, test_report

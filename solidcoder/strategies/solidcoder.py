@@ -5,8 +5,8 @@ selection, per-role models, oracle gating; see docs/pipeline.md). `solidcoder` i
 The pipeline is synchronous; `asolve` runs it in a worker thread, and its model calls go through the bench's
 recording wrapper (`complete`), so they are limited, counted and replayed like any other strategy's. Ablations are
 strategies named `solidcoder+_no_<part>` for part in shift_left, simulation, oracle, live, defensive.
-The pipeline reports model and sandbox failures as a status; they are raised again here so that the runner records
-an infrastructure error (retried on resume), and a spent budget stops the run.
+The pipeline reports model and sandbox failures as a status with the typed exception; it is raised again here so
+that the runner records an infrastructure error (retried on resume), and a spent run-wide budget stops the run.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import Any
 
-from solidcoder.errors import BadInput, InfrastructureError
-from solidcoder.models.base import BudgetExceeded, ModelError
+from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.strategies.base import Attempt, SolveContext
 
@@ -43,12 +42,10 @@ class SolidCoder:
         config = replace(self.config, max_tokens=ctx.max_tokens or self.config.max_tokens,
                          temperature=self.config.temperature if ctx.temperature is None else ctx.temperature)
         result = await asolve(problem, ctx.model, ctx.pool, config, prompts=ctx.prompts)
-        if result.status == "infrastructure_error":
-            if result.reason.startswith(("ModelError", "ModelFatalError")):
-                raise ModelError(result.reason)
-            raise InfrastructureError(result.reason)
-        if result.reason.startswith("budget ran out") and "per-problem cap" not in result.reason:
-            raise BudgetExceeded(result.reason)  # the run-wide budget: stop the run (a --max-calls cap keeps the code)
+        # A model or sandbox failure, or the run-wide budget, reaches the runner as the typed error it was;
+        # a --max-calls cap on this problem keeps the code found so far.
+        if result.error is not None and not isinstance(result.error, ProblemBudgetExceeded):
+            raise result.error
         return Attempt(result.code, {"status": result.status, "verified": result.verified,
                                      "plans_used": result.plans_used, "debug_rounds": result.debug_rounds,
                                      "stages": stage_usage(result.trajectory)})

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from solidcoder.errors import SandboxFailure
 from solidcoder.execution.judge import Judge, JudgeReport
 from solidcoder.problem import Problem
 from solidcoder.train.alignment import Rollout, RolloutObserver, _map_threads
@@ -25,10 +26,6 @@ from solidcoder.train.alignment import Rollout, RolloutObserver, _map_threads
 log = logging.getLogger("solidcoder.train")
 
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
-
-
-class SandboxUnavailable(RuntimeError):
-    """Too many rollouts of a batch could not be judged because the sandbox failed."""
 
 
 def completion_text(completion: Any) -> str:
@@ -106,7 +103,7 @@ class CodeReward:
         self.stats.sandbox_errors += errors
         self.stats.last_batch = {"code_rows": attempted, "code_passed": passed, "sandbox_errors": errors}
         if attempted and errors / attempted > self.config.max_sandbox_error_fraction:
-            raise SandboxUnavailable(f"{errors} of {attempted} rollouts hit sandbox errors; refusing to train on it")
+            raise SandboxFailure(f"{errors} of {attempted} rollouts hit sandbox errors; refusing to train on it")
 
 
 def _rollout(problem: Problem, code: str, tests: list, report: JudgeReport) -> Rollout:

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge
+from solidcoder.models.factory import as_roster
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
-from solidcoder.stages.base import Roles, extract_code
+from solidcoder.stages.base import extract_code
 from solidcoder.trajectory import Usage
 from solidcoder.verify.rank import MajorityScorer, RankResult, prune_then_rank
 from solidcoder.verify.weak import make_verifier
@@ -31,7 +32,7 @@ class Sampled:
 def sample_then_rank(problem: Problem, models, pool: Executor, prompts: PromptLibrary, samples: int,
                      temperature: float = 0.8, max_tokens: int | None = None) -> Sampled:
     """Draw `samples` programs from the coder model (Direct prompt) and prune-then-rank them."""
-    model = Roles(models).for_role("coder")
+    model = as_roster(models).for_role("coder")
     messages = prompts.messages("strategies/direct", problem=problem.statement, language="Python 3",
                                 io_mode="call" if problem.kind == "call" else "stdin",
                                 entry_point=problem.entry_point or "")
