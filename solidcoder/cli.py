@@ -1,6 +1,7 @@
 """The `solidcoder` command line: parse options, call the library, print results.
 
-Every command is thin. Bad input raises `BadInput`, which `main` turns into one line on stderr and exit code 2.
+Every command is thin. Bad input raises `BadInput`, which the command group (`_Commands`) turns into one line on
+stderr and exit code 2. A flag means the same on every command that has it (see docs/cli.md).
 """
 
 from __future__ import annotations
@@ -10,15 +11,24 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from solidcoder.errors import BadInput
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Make language models write correct code.")
+
+class _Commands(TyperGroup):
+    """The command group: `BadInput` raised anywhere below becomes one line on stderr and exit code 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BadInput as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
+app = typer.Typer(cls=_Commands, no_args_is_help=True, add_completion=False,
+                  help="Make language models write correct code.")
 
 
 @app.command()
@@ -31,10 +41,7 @@ def check(
     """Judge SOLUTION against the problem's tests; exit 0 only when every test passes."""
     from solidcoder.commands import run_check
 
-    try:
-        ok = run_check(solution, problem, hidden=hidden, as_json=as_json)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    ok = run_check(solution, problem, hidden=hidden, as_json=as_json)
     raise typer.Exit(0 if ok else 1)
 
 
@@ -48,18 +55,27 @@ def trace(
     """Run PROGRAM once in the sandbox and print each variable's final value, per scope."""
     from solidcoder.commands import run_trace
 
-    try:
-        ok = run_trace(program, stdin=stdin, call=call, as_json=as_json)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    ok = run_trace(program, stdin=stdin, call=call, as_json=as_json)
     raise typer.Exit(0 if ok else 1)
 
 
 prompts_app = typer.Typer(no_args_is_help=True, help="List, show and export the prompt templates.")
 app.add_typer(prompts_app, name="prompts")
 PromptsDir = Annotated[Path | None, typer.Option("--prompts", help="Directory of override templates (wins first).")]
-ExecutorOption = Annotated[str, typer.Option("--executor", help="Where programs run: local, ray, or ray:ADDRESS "
-                                             "(a Ray cluster; extra `dist`).")]
+# Options several commands share, defined once so that each means the same everywhere.
+ModelSpecs = Annotated[list[str] | None, typer.Option("--model", help="[ROLE=]MODEL, repeatable: a spec such as "
+                                                      "openai/NAME with --api-base; ROLE=MODEL for a pipeline role.")]
+ApiBase = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL.")]
+ApiKey = Annotated[str | None, typer.Option("--api-key", envvar="SOLIDCODER_API_KEY",
+                                            help="API key (default: $SOLIDCODER_API_KEY).")]
+Workers = Annotated[int, typer.Option("--workers", min=1, help="Sandbox workers (programs running at once).")]
+MaxCalls = Annotated[int | None, typer.Option("--max-calls", min=1, help="Model calls per problem; then the best "
+                                              "code so far is the answer.")]
+MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Completion tokens per call.")]
+DataFile = Annotated[Path | None, typer.Option("--data-file", help="Local copy of the dataset (offline).")]
+MaxSteps = Annotated[int | None, typer.Option("--max-steps", help="Optimizer updates.")]
+EXECUTOR_HELP = "Where programs run: local, ray, or ray:ADDRESS (a Ray cluster; extra `dist`)."
+ExecutorOption = Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)]
 
 
 @prompts_app.command("list")
@@ -67,11 +83,8 @@ def prompts_list(prompts: PromptsDir = None) -> None:
     """List every template and the file that wins for it."""
     from solidcoder.prompting import PromptLibrary
 
-    try:
-        for src in PromptLibrary.from_env(prompts).sources():
-            typer.echo(f"{src.name:32} {src.origin:18} {src.path}")
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    for src in PromptLibrary.from_env(prompts).sources():
+        typer.echo(f"{src.name:32} {src.origin:18} {src.path}")
 
 
 @prompts_app.command("show")
@@ -81,10 +94,7 @@ def prompts_show(
     """Print the template NAME as it will be used (after override lookup)."""
     from solidcoder.prompting import PromptLibrary
 
-    try:
-        typer.echo(PromptLibrary.from_env(prompts).source(name).path.read_text(), nl=False)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    typer.echo(PromptLibrary.from_env(prompts).source(name).path.read_text(), nl=False)
 
 
 @prompts_app.command("export")
@@ -94,10 +104,7 @@ def prompts_export(
     """Copy every template into DEST, ready to edit and use with --prompts DEST."""
     from solidcoder.prompting import PromptLibrary
 
-    try:
-        written = PromptLibrary.from_env(prompts).export(dest)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    written = PromptLibrary.from_env(prompts).export(dest)
     typer.echo(f"wrote {len(written)} templates under {dest}; use them with --prompts {dest}")
 
 
@@ -106,10 +113,7 @@ def prompts_check(prompts: PromptsDir = None) -> None:
     """Render every template with placeholder values; exit 2 naming the file, line and variable of the first error."""
     from solidcoder.prompting import PromptLibrary, check_templates
 
-    try:
-        names = check_templates(PromptLibrary.from_env(prompts))
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    names = check_templates(PromptLibrary.from_env(prompts))
     typer.echo(f"{len(names)} templates render")
 
 
@@ -129,10 +133,7 @@ def serve(
     cfg = ServeConfig(
         engine, model, port, tensor_parallel_size=tensor_parallel, max_model_len=max_model_len, n_ctx=n_ctx
     )
-    try:
-        code = run_server(cfg, ready_timeout, typer.echo)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    code = run_server(cfg, ready_timeout, typer.echo)
     raise typer.Exit(code)
 
 
@@ -140,7 +141,7 @@ def serve(
 def rank(
     candidates: Annotated[Path, typer.Argument(help="JSONL of samples: {problem_id, code} per line.")],
     dataset: Annotated[str, typer.Option("--dataset", help="Dataset the samples answer.")] = "humaneval",
-    data_file: Annotated[Path | None, typer.Option("--data-file", help="Local copy of the dataset.")] = None,
+    data_file: DataFile = None,
     prune: Annotated[list[str] | None, typer.Option("--prune", help="Filter chain: syntax, lint, tests:N.")] = None,
     orm: Annotated[str, typer.Option("--orm", help="Trained ORM directory, or none.")] = "none",
     k: Annotated[int, typer.Option("--k", help="Best-of-k.")] = 64,
@@ -150,11 +151,8 @@ def rank(
     from solidcoder.datasets import DataOptions, load_dataset
     from solidcoder.verify.table import run_rank
 
-    try:
-        problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
-        typer.echo(run_rank(candidates, problems, prune or ["syntax", "lint", "tests:3"], orm, k, executor))
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
+    typer.echo(run_rank(candidates, problems, prune or ["syntax", "lint", "tests:3"], orm, k, executor))
 
 
 @app.command()
@@ -163,9 +161,9 @@ def solve(
     stdio: Annotated[bool, typer.Option("--stdio", help="Force a stdin/stdout program.")] = False,
     function: Annotated[str | None, typer.Option("--function", help="Force a call problem on NAME.")] = None,
     tests: Annotated[Path | None, typer.Option("--tests", help="JSON list / JSONL of extra public tests.")] = None,
-    model: Annotated[list[str] | None, typer.Option("--model", help="MODEL or ROLE=MODEL (repeatable).")] = None,
-    api_base: Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL.")] = None,
-    api_key: Annotated[str | None, typer.Option("--api-key", envvar="SOLIDCODER_API_KEY", help="API key.")] = None,
+    model: ModelSpecs = None,
+    api_base: ApiBase = None,
+    api_key: ApiKey = None,
     gguf: Annotated[Path | None, typer.Option("--gguf", help="GGUF file for the embedded model.")] = None,
     prompts: PromptsDir = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the program here instead of stdout.")] = None,
@@ -174,16 +172,18 @@ def solve(
     debug_rounds: Annotated[int, typer.Option("--debug-rounds", min=0, help="Debug rounds per plan (d).")] = 5,
     oracle_rounds: Annotated[int, typer.Option("--oracle-rounds", min=0, help="Oracle rounds per plan (a).")] = 3,
     candidates: Annotated[int, typer.Option("--candidates", min=1, help="Code candidates per plan (K).")] = 3,
-    samples: Annotated[int, typer.Option("--samples", min=0, help="Prune-then-rank N samples first.")] = 0,
+    prerank: Annotated[int, typer.Option("--prerank", min=0, help="Sample N programs, prune and rank them, and "
+                                         "start from the best.")] = 0,
     no_shift_left: Annotated[bool, typer.Option("--no-shift-left", help="Plan without edge-case analysis.")] = False,
     no_sim: Annotated[bool, typer.Option("--no-sim", help="No intermediate simulation.")] = False,
     no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Generated tests check crashes only.")] = False,
     no_live: Annotated[bool, typer.Option("--no-live", help="Judge generated tests by mental tracing.")] = False,
     no_defensive: Annotated[bool, typer.Option("--no-defensive", help="Do not keep failing tests.")] = False,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Completion tokens per call.")] = None,
-    max_calls: Annotated[int | None, typer.Option("--max-calls", help="Cap on model calls.")] = None,
+    max_tokens: MaxTokens = None,
+    max_calls: MaxCalls = None,
     max_total_tokens: Annotated[int | None, typer.Option("--max-total-tokens", help="Cap on tokens.")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="Cap on cost in USD.")] = None,
+    workers: Workers = 2,
 ) -> None:
     """Write a program for PROBLEM, verified by execution. Exit 0 verified, 1 unverified, 2 bad input, 3 model or
     sandbox failure."""
@@ -193,11 +193,10 @@ def solve(
     config = SolveConfig(plans=plans, debug_rounds=debug_rounds, oracle_rounds=oracle_rounds, candidates=candidates,
                          shift_left=not no_shift_left, simulation=not no_sim, oracle=not no_oracle, live=not no_live,
                          defensive=not no_defensive, max_tokens=max_tokens, run_dir=run_dir)
-    choice = ModelChoice(model or [], api_base, api_key, gguf, max_calls, max_total_tokens, max_cost)
-    try:
-        code = run_solve(load_input(problem, stdio, function, tests), config, choice, out, prompts, samples)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, max_calls=max_calls,
+                         max_total_tokens=max_total_tokens, max_cost_usd=max_cost)
+    code = run_solve(load_input(problem, stdio, function, tests), config, choice, out=out, prompts_dir=prompts,
+                     prerank=prerank, workers=workers)
     raise typer.Exit(code)
 
 
@@ -207,25 +206,23 @@ def bench(
                                          "cruxeval, cruxeval-vars.")],
     strategy: Annotated[str, typer.Option("--strategy", help="direct, cot, self_planning, analogical, mapcoder, "
                                           "codesim, solidcoder.")] = "direct",
-    model: Annotated[list[str] | None, typer.Option("--model", help="[ROLE=]MODEL, repeatable: a spec such as "
-                                                    "openai/NAME with --api-base; ROLE=MODEL for a pipeline role.")]
-    = None,
-    api_base: Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL.")] = None,
+    model: ModelSpecs = None,
+    api_base: ApiBase = None,
+    api_key: ApiKey = None,
     run_dir: Annotated[Path, typer.Option("--run-dir", help="Where results go; rerun to resume.")] = Path("runs/bench"),
-    data_file: Annotated[Path | None, typer.Option("--data-file", help="Local dataset file (offline).")] = None,
+    data_file: DataFile = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N problems.")] = None,
     ids: Annotated[Path | None, typer.Option("--ids", help="File with one problem id per line.")] = None,
     subset: Annotated[str | None, typer.Option("--subset", help="Published selection, e.g. apps150.")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Model calls in flight.")] = 8,
     samples: Annotated[int, typer.Option("--samples", help="Samples per problem (pass@k).")] = 1,
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Completion cap per call.")] = None,
+    max_tokens: MaxTokens = None,
     prompts: PromptsDir = None,
-    workers: Annotated[int, typer.Option("--workers", help="Sandbox workers.")] = 2,
+    workers: Workers = 2,
     retries: Annotated[int, typer.Option("--retries", help="Attempts per model call.")] = 3,
     label: Annotated[str, typer.Option("--label", help="Name for this configuration in reports.")] = "",
-    max_calls: Annotated[int | None, typer.Option("--max-calls", help="Model calls per problem; then the best "
-                                                  "code so far is judged.")] = None,
+    max_calls: MaxCalls = None,
     executor: ExecutorOption = "local",
 ) -> None:
     """Run a strategy on a benchmark, concurrently and resumably; rerun the same command to resume."""
@@ -235,12 +232,13 @@ def bench(
 
     try:
         roles = parse_role_specs(model or [])
-        opts = BenchOptions(dataset, strategy, roles.pop(DEFAULT_ROLE, "local"), run_dir, api_base, None,
-                            DataOptions(data_file, limit, ids, subset), concurrency, samples, temperature, max_tokens,
-                            prompts, workers, retries, label, max_calls, roles, executor)
+        opts = BenchOptions(
+            dataset=dataset, strategy=strategy, model=roles.pop(DEFAULT_ROLE, "local"), run_dir=run_dir,
+            api_base=api_base, api_key=api_key,
+            data=DataOptions(data_file=data_file, limit=limit, ids_file=ids, subset=subset), concurrency=concurrency,
+            samples=samples, temperature=temperature, max_tokens=max_tokens, prompts_dir=prompts, workers=workers,
+            retries=retries, label=label, max_calls=max_calls, role_models=roles, executor=executor)
         run_bench(opts, typer.echo)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         typer.echo(f"interrupted: finished problems are saved in {run_dir}; rerun the same command to resume", err=True)
         raise typer.Exit(130) from None
@@ -256,10 +254,7 @@ def report(
     """Print pass@1 and cost tables for run directories and write a self-contained HTML report."""
     from solidcoder.bench.command import run_report
 
-    try:
-        run_report(run_dirs, html, typer.echo, same_problems)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
+    run_report(run_dirs, html, typer.echo, same_problems)
 
 
 train_app = typer.Typer(no_args_is_help=True, help="Train local models with execution feedback (extra `train`).")
@@ -270,58 +265,55 @@ app.add_typer(train_app, name="train")
 def train_coderl_plus(
     model: Annotated[str, typer.Option("--model", help="Hub name, model directory or GGUF file to train.")],
     data: Annotated[Path, typer.Option("--data", help="Problems with tests (JSON/JSONL, docs/problem-schema.md).")],
-    out: Annotated[Path, typer.Option("--out", help="Run directory: checkpoints, final model, metrics.jsonl.")],
+    run_dir: Annotated[Path, typer.Option("--run-dir", help="Run directory: checkpoints, final model, "
+                                          "metrics.jsonl.")],
     config: Annotated[Path | None, typer.Option("--config", help="YAML overriding the paper defaults.")] = None,
     alpha: Annotated[float | None, typer.Option("--alpha", help="Alignment share; 0 = plain GRPO.")] = None,
-    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Optimizer updates.")] = None,
+    max_steps: MaxSteps = None,
     variant: Annotated[str | None, typer.Option("--alignment-variant", help="paper or released.")] = None,
     max_problems: Annotated[int | None, typer.Option("--max-problems", help="Use the first N problems.")] = None,
     vllm: Annotated[bool | None, typer.Option("--vllm/--no-vllm", help="vLLM colocated generation (GPU).")] = None,
     bf16: Annotated[bool | None, typer.Option("--bf16/--no-bf16", help="bfloat16 training (GPU).")] = None,
-    executor: Annotated[str | None, typer.Option("--executor", help="Where rewards run programs: local, ray, or "
-                                                 "ray:ADDRESS (a Ray cluster; extra `dist`).")] = None,
+    executor: Annotated[str | None, typer.Option("--executor", help=EXECUTOR_HELP)] = None,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Sandbox workers (programs running at "
+                                                "once).")] = None,
 ) -> None:
     """CodeRL+: GRPO on code generation plus execution-semantics alignment on the policy's failed programs."""
     from solidcoder.train.config import load_config
 
+    cfg = load_config(config, model=model, data=str(data), out=str(run_dir), alpha=alpha, max_steps=max_steps,
+                      alignment_variant=variant, max_problems=max_problems, use_vllm=vllm, bf16=bf16,
+                      executor=executor, sandbox_workers=workers)
     try:
-        cfg = load_config(config, model=model, data=str(data), out=str(out), alpha=alpha, max_steps=max_steps,
-                          alignment_variant=variant, max_problems=max_problems, use_vllm=vllm, bf16=bf16,
-                          executor=executor)
-        try:
-            from solidcoder.train.trainer import run_training
-        except ImportError as exc:
-            raise BadInput(f"training needs the train extra: pip install 'solidcoder[train]' ({exc})") from None
-        metrics = run_training(cfg)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
-    typer.echo(f"trained {cfg.max_steps} steps; model: {out / 'final'}; metrics: {metrics}")
+        from solidcoder.train.trainer import run_training
+    except ImportError as exc:
+        raise BadInput(f"training needs the train extra: pip install 'solidcoder[train]' ({exc})") from None
+    metrics = run_training(cfg)
+    typer.echo(f"trained {cfg.max_steps} steps; model: {run_dir / 'final'}; metrics: {metrics}")
 
 
 @train_app.command("orm")
 def train_orm_command(
+    samples: Annotated[Path, typer.Argument(help="JSONL of judged samples ({problem_id, code, passed} per line) "
+                                            "or a bench results.jsonl.")],
     model: Annotated[str, typer.Option("--model", help="Backbone: hub name or model directory.")],
-    data: Annotated[Path, typer.Option("--data", help="Candidate rows or a bench results.jsonl.")],
-    out: Annotated[Path, typer.Option("--out", help="Directory for the trained ORM.")],
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset the candidates answer.")] = "humaneval",
-    data_file: Annotated[Path | None, typer.Option("--data-file", help="Local copy of the dataset.")] = None,
-    steps: Annotated[int, typer.Option("--steps", help="Optimizer steps (-1: whole epochs).")] = -1,
+    run_dir: Annotated[Path, typer.Option("--run-dir", help="Directory for the trained ORM.")],
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset the samples answer.")] = "humaneval",
+    data_file: DataFile = None,
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Optimizer updates (-1: whole epochs).")] = -1,
     learning_rate: Annotated[float, typer.Option("--lr", help="Learning rate.")] = 1e-5,
 ) -> None:
     """Train an outcome reward model on correct/incorrect candidate pairs (TRL RewardTrainer)."""
     from solidcoder.datasets import DataOptions, load_dataset
 
+    problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
     try:
-        problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
-        try:
-            from solidcoder.verify.orm import OrmTrainConfig, run_train_orm
-        except ImportError as exc:
-            raise BadInput(f"training needs the train extra: pip install 'solidcoder[train]' ({exc})") from None
-        config = OrmTrainConfig(max_steps=steps, learning_rate=learning_rate)
-        pairs = run_train_orm(data, {p.id: p.statement for p in problems}, model, out, config)
-    except BadInput as exc:
-        raise _fail(str(exc)) from None
-    typer.echo(f"trained an ORM on {pairs} pairs: {out}")
+        from solidcoder.verify.orm import OrmTrainConfig, run_train_orm
+    except ImportError as exc:
+        raise BadInput(f"training needs the train extra: pip install 'solidcoder[train]' ({exc})") from None
+    config = OrmTrainConfig(max_steps=max_steps, learning_rate=learning_rate)
+    pairs = run_train_orm(samples, {p.id: p.statement for p in problems}, model, run_dir, config)
+    typer.echo(f"trained an ORM on {pairs} pairs: {run_dir}")
 
 
 # --- commands added by later work go above this line ---

@@ -49,7 +49,7 @@ class SolveConfig:
     max_tokens: int | None = None
     temperature: float | None = None  # calls that do not sample on purpose (bench --temperature); None: the model's
     run_dir: Path | None = None
-    seed_code: str | None = None  # a program chosen beforehand (solve --samples): the first plan's first candidate
+    seed_code: str | None = None  # a program chosen beforehand (solve --prerank): the first plan's first candidate
 
 
 @dataclass

@@ -24,6 +24,8 @@ from solidcoder.models.base import Message
 if TYPE_CHECKING:
     import jinja2
 
+    from solidcoder.problem import Problem
+
 SUFFIX = ".j2"
 _MARKER = re.compile(r"^=== (system|user|assistant) ===[ \t]*$", re.MULTILINE)
 
@@ -31,6 +33,23 @@ _COMMON = {"problem", "language", "io_mode", "entry_point"}
 
 # What each built-in template is rendered with. All values are strings; `io_mode` is "call" (a function is
 # called with arguments) or "stdin" (a program reads stdin and writes stdout); `entry_point` is "" for stdin.
+LANGUAGE = "Python 3"  # the language every prompt asks for
+
+
+def problem_text(problem: Problem) -> str:
+    """The problem as the model sees it: the statement, plus the starter code when the statement lacks it."""
+    starter = problem.starter_code.strip()
+    if starter and starter not in problem.statement:
+        return f"{problem.statement.rstrip()}\n\nStarter code:\n```python\n{starter}\n```"
+    return problem.statement
+
+
+def problem_variables(problem: Problem) -> dict[str, str]:
+    """The variables most templates take: the problem as the model sees it, the language, I/O mode, entry point."""
+    return {"problem": problem_text(problem), "language": LANGUAGE,
+            "io_mode": "call" if problem.kind == "call" else "stdin", "entry_point": problem.entry_point or ""}
+
+
 TEMPLATE_VARIABLES: dict[str, set[str]] = {
     "stages/shift_left_plan": {"problem", "language", "io_mode", "failed_plans"},
     "stages/plan": {"problem", "language", "io_mode", "failed_plans"},
@@ -50,7 +69,7 @@ TEMPLATE_VARIABLES: dict[str, set[str]] = {
     "paper/red_team": {"problem", "code", "io_mode", "entry_point"},
     "paper/judge": {"problem", "test", "io_mode"},
     "paper/fix": {"problem", "code", "test", "failure", "language"},
-    "paper/debug": {"problem", "plan", "code", "language", "test_report"},
+    "paper/debug": {"problem", "plan", "code", "language", "test_report", "trace"},
     "paper/mental_execute": {"problem", "code", "test", "io_mode"},
     "strategies/direct": _COMMON,
     "strategies/cot": _COMMON,
@@ -164,7 +183,8 @@ class PromptLibrary:
             raise BadInput(_undefined_message(template, exc)) from None
 
     def messages(self, name: str, **variables: Any) -> list[Message]:
-        return split_messages(self.render(name, **variables))
+        """The rendered template as chat messages, each carrying the template's name."""
+        return split_messages(self.render(name, **variables), template=name)
 
     def export(self, dest: Path) -> list[Path]:
         """Copy every visible template (the winning file for each name) under `dest`, keeping names."""
@@ -177,15 +197,15 @@ class PromptLibrary:
         return written
 
 
-def split_messages(text: str) -> list[Message]:
+def split_messages(text: str, template: str | None = None) -> list[Message]:
     """Split rendered text at marker lines; text without markers is one user message."""
     parts = _MARKER.split(text)
     if len(parts) == 1:
-        return [Message("user", text.strip())]
+        return [Message("user", text.strip(), template)]
     if parts[0].strip():
         raise BadInput(f"prompt has text before its first '=== role ===' marker: {parts[0].strip()[:60]!r}")
     pairs = zip(parts[1::2], parts[2::2], strict=True)
-    return [Message(role, body.strip()) for role, body in pairs if body.strip()]
+    return [Message(role, body.strip(), template) for role, body in pairs if body.strip()]
 
 
 def _undefined_message(template: jinja2.Template, exc: jinja2.UndefinedError) -> str:

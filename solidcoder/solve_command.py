@@ -89,8 +89,8 @@ def build_models(choice: ModelChoice):
     return make_roster(specs, options)
 
 
-def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, out: Path | None = None,
-              prompts_dir: Path | None = None, samples: int = 0) -> int:
+def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, *, out: Path | None = None,
+              prompts_dir: Path | None = None, prerank: int = 0, workers: int = 2) -> int:
     """Solve `problem` and report; returns the exit code."""
     from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
     from solidcoder.prompting import PromptLibrary
@@ -104,9 +104,9 @@ def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, out: P
         config.run_dir = Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
     console = Console(stderr=True)
     sampling = Usage()
-    with SandboxPool(SandboxConfig(workers=2)) as pool:
-        if samples > 0:
-            config.seed_code, sampling = _sampled_seed(problem, models, pool, prompts, samples, config, console)
+    with SandboxPool(SandboxConfig(workers=workers)) as pool:
+        if prerank > 0:
+            config.seed_code, sampling = _sampled_seed(problem, models, pool, prompts, prerank, config, console)
         result = solve(problem, models, pool, config, prompts=prompts, on_event=_progress(console))
     _write_program(result, out)
     _print_summary(console, result, config.run_dir, sampling)
@@ -155,7 +155,7 @@ def _write_program(result: SolveResult, out: Path | None) -> None:
 
 
 def _print_summary(console: Console, result: SolveResult, run_dir: Path, sampling: Usage) -> None:
-    """The outcome and what it cost; `sampling` (solve --samples) is counted in the totals and shown apart."""
+    """The outcome and what it cost; `sampling` (solve --prerank) is counted in the totals and shown apart."""
     style = {"verified": "green", "unverified": "yellow"}.get(result.status, "red")
     table = Table(title=f"[{style}]{result.status}[/]: {result.reason}", show_header=False)
     loop = result.usage

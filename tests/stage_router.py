@@ -1,5 +1,6 @@
-"""Script the scripted server by pipeline stage: each request is recognised by its template's wording and answered
-from that stage's queue (or its default), so pipeline tests state replies per stage, not in global call order."""
+"""Script the scripted server by pipeline stage: each request is recognised by the template name it carries (the
+X-Solidcoder-Template header the client sends) and answered from that stage's queue (or its default), so pipeline
+tests state replies per stage, not in global call order, and rewording a template changes no test."""
 
 from __future__ import annotations
 
@@ -7,18 +8,7 @@ from collections import defaultdict, deque
 
 from scripted_server import Action, Received, ScriptedServer, reply
 
-# The first match wins: (stage, a phrase only that stage's rendered prompt contains).
-SIGNATURES = [
-    ("plan_simulate", "You verify algorithm plans"),
-    ("shift_left_plan", "edge cases a naive solution gets wrong"),
-    ("plan", "Write a plan for"),
-    ("code", "You write correct, efficient"),
-    ("oracle_simulate", "decide whether every check in the test holds"),
-    ("simulate", "You are a precise interpreter"),
-    ("oracle_judge", "You review generated tests"),
-    ("oracle", "You are a red-team tester"),
-    ("debug", "You fix code using evidence"),
-]
+TEMPLATE_HEADER = "x-solidcoder-template"
 
 CORRECT_ADD = "```python\ndef add(a, b):\n    total = a + b\n    return total\n```"
 DEFAULTS = {
@@ -34,9 +24,15 @@ DEFAULTS = {
 }
 
 
+def template_of(received: Received) -> str:
+    """The template name the request carries ("" when it carries none)."""
+    return next((v for k, v in received.headers.items() if k.lower() == TEMPLATE_HEADER), "")
+
+
 def stage_of(received: Received) -> str:
-    text = "\n".join(m.get("content", "") for m in received.body.get("messages", []))
-    return next((stage for stage, phrase in SIGNATURES if phrase in text), "unknown")
+    """The pipeline stage: the name of its template under prompts/stages/ (e.g. stages/oracle_judge -> oracle_judge)."""
+    template = template_of(received)
+    return template.removeprefix("stages/") if template.startswith("stages/") else template or "unknown"
 
 
 class StageRouter:

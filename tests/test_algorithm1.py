@@ -1,32 +1,23 @@
 """`--strategy solidcoder` is the paper's Algorithm 1: the order of its stages and its call count, per scenario,
 and each ablation removing exactly its component. A scripted OpenAI-compatible server answers each stage from
-its own queue (recognised by a phrase only that stage's template has); the sandbox runs every test for real."""
+its own queue (recognised by the template name the request carries); the sandbox runs every test for real."""
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict, deque
 
 import pytest
 from scripted_server import reply
+from stage_router import template_of
 from test_bench_strategies import ADD, run
 
 from solidcoder.stages.base import extract_code
 from solidcoder.strategies import make_strategy
 
-# The first match wins: (stage, a phrase only that template's rendered prompt contains).
-SIGNATURES = [
-    ("plan", "worst-case inputs could break a naive solution"),
-    ("plan", "Write a step-by-step plan"),
-    ("plan_check", "You check algorithm plans by carrying them out"),
-    ("plan_refine", "You repair algorithm plans"),
-    ("code", "You turn plans into correct"),
-    ("simulate", "You trace programs line by line"),
-    ("red_team", "You are a red-team tester. Your job is to break"),
-    ("judge", "You are the judge of generated tests"),
-    ("fix", "You fix programs so that they pass a test"),
-    ("debug", "You debug programs against the plan"),
-    ("mental_execute", "You execute programs in your head"),
-]
+# The stage of each template under prompts/paper/ (planning with or without edge cases is the one stage "plan").
+STAGE_OF_TEMPLATE = {"paper/shift_left": "plan", **{f"paper/{s}": s for s in (
+    "plan", "plan_check", "plan_refine", "code", "simulate", "red_team", "judge", "fix", "debug", "mental_execute")}}
 GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
 BAD = "```python\ndef add(a, b):\n    return a - b\n```"
 ZERO_BUG = "```python\ndef add(a, b):\n    return a + b if a else 0\n```"  # passes add(1, 2), fails add(0, 5)
@@ -49,8 +40,7 @@ class PaperRouter:
         return self
 
     def _respond(self, received):
-        text = "\n".join(m.get("content", "") for m in received.body.get("messages", []))
-        stage = next((name for name, phrase in SIGNATURES if phrase in text), "unknown")
+        stage = STAGE_OF_TEMPLATE.get(template_of(received), "unknown")
         self.seen.append(stage)
         return reply(self.queues[stage].popleft() if self.queues[stage] else self.defaults.get(stage, "?"), 11, 13)
 
@@ -113,10 +103,10 @@ def test_a_rejected_oracle_test_is_not_executed_and_the_next_round_tries_again(s
     assert stages[4:9] == ["red_team", "judge", "red_team", "judge", "execute"]
 
 
-def test_every_call_is_greedy(scripted_server, sandbox_pool, tmp_path):
+def test_every_call_is_greedy_with_the_papers_top_p(scripted_server, sandbox_pool, tmp_path):
     PaperRouter(scripted_server)
     solved(scripted_server, sandbox_pool, tmp_path)
-    assert {r.body.get("temperature") for r in scripted_server.chat_requests()} == {0.0}
+    assert {(r.body.get("temperature"), r.body.get("top_p")) for r in scripted_server.chat_requests()} == {(0.0, 0.95)}
 
 
 def test_the_paper_templates_are_used(scripted_server, sandbox_pool, tmp_path):
@@ -168,3 +158,88 @@ def test_an_unknown_ablation_is_bad_input():
 
     with pytest.raises(BadInput, match="solidcoder_no_oracle"):
         make_strategy("solidcoder_no_brain")
+
+
+# ---------------------------------------------------------------- refinements: named options, each off in the paper
+
+
+def calls_by_stage(server) -> list[tuple[str, float]]:
+    return [(STAGE_OF_TEMPLATE.get(template_of(r), "?"), r.body.get("temperature")) for r in server.chat_requests()]
+
+
+def test_candidates_k_writes_k_programs_per_plan_and_keeps_the_one_passing_most(scripted_server, sandbox_pool,
+                                                                                tmp_path):
+    PaperRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```").queue("code", BAD, GOOD, BAD)
+    row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:candidates=3")
+    assert [t for s, t in calls_by_stage(scripted_server) if s == "code"] == [0.0, 0.8, 0.8]
+    assert row["passed"] and row["notes"]["accepted"] and row["calls"] == 2 + 3 + 1 + 2  # plan, K codes, [I], O
+
+
+def test_monotonic_fixes_keep_the_program_when_a_fix_loses_a_passed_test(scripted_server, sandbox_pool, tmp_path):
+    PaperRouter(scripted_server, code=ZERO_BUG, fix=BAD, debug=BAD)
+    paper = solved(scripted_server, sandbox_pool, tmp_path / "paper")
+    monotonic = solved(scripted_server, sandbox_pool, tmp_path / "monotonic", "solidcoder:monotonic")
+    assert paper["code"] == extract_code(BAD)  # the paper replaces S unconditionally
+    assert monotonic["code"] == extract_code(ZERO_BUG) and "compare" in monotonic["notes"]["stages"]
+    assert monotonic["calls"] == paper["calls"] == 90  # the same model calls; the comparisons are executions
+
+
+def test_best_answers_with_the_program_that_passes_most_not_the_last(scripted_server, sandbox_pool, tmp_path):
+    PaperRouter(scripted_server, code=ZERO_BUG, fix=BAD, debug=BAD)
+    row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:best")
+    assert row["code"] == extract_code(ZERO_BUG) and row["notes"]["stages"][-1] == "choose_best"
+    assert not row["notes"]["accepted"] and row["calls"] == 90
+
+
+def test_oracle_gating_breaks_assumptions_only_once_the_public_tests_pass(scripted_server, sandbox_pool, tmp_path):
+    PaperRouter(scripted_server, code=BAD, fix=BAD, debug=BAD)
+    row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:oracle_gating")
+    assert "red_team" not in row["notes"]["stages"]
+    assert row["calls"] == 5 * (2 + 1 + 1 + 5) == 45  # p x (planning + code + [I] + d): no assumption breaking
+
+
+def test_trace_feedback_shows_the_real_variable_values_in_the_debug_prompt(scripted_server, sandbox_pool, tmp_path):
+    router = PaperRouter(scripted_server, code=BAD, fix=BAD).queue("debug", GOOD)
+    row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:trace_feedback")
+    debug = next(r for r in scripted_server.chat_requests() if template_of(r) == "paper/debug")
+    prompt = debug.body["messages"][-1]["content"]
+    assert "a real trace" in prompt and "a = 1" in prompt and "b = 2" in prompt
+    assert row["passed"] and "trace" in row["notes"]["stages"] and router.seen.count("debug") == 1
+
+
+def test_the_paper_setting_shows_no_trace(scripted_server, sandbox_pool, tmp_path):
+    PaperRouter(scripted_server, code=BAD, fix=BAD).queue("debug", GOOD)
+    solved(scripted_server, sandbox_pool, tmp_path)
+    debug = next(r for r in scripted_server.chat_requests() if template_of(r) == "paper/debug")
+    assert "a real trace" not in debug.body["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize("name", ["solidcoder:brain", "solidcoder:candidates", "solidcoder:monotonic=1",
+                                  "solidcoder:candidates=0"])
+def test_an_unknown_or_malformed_refinement_is_bad_input(name):
+    from solidcoder.errors import BadInput
+
+    with pytest.raises(BadInput, match="refinement"):
+        make_strategy(name)
+
+
+def test_refinements_combine_with_an_ablation():
+    strategy = make_strategy("solidcoder_no_oracle:candidates=2,best")
+    assert (strategy.config.oracle, strategy.config.candidates, strategy.config.best) == (False, 2, True)
+
+
+def test_pipeline_roles_get_their_own_models_on_algorithm_1(scripted_server, tmp_path):
+    """`--model M --model judge=J`: the judge's prompts go to J, every other stage's to M."""
+    from bench_support import run_cli
+    from test_bench_strategies import dump_problems
+
+    PaperRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```")
+    dump_problems([ADD], tmp_path / "add.jsonl")
+    done = run_cli([sys.executable, "-m", "solidcoder", "bench", "--dataset", "humaneval", "--data-file",
+                    str(tmp_path / "add.jsonl"), "--strategy", "solidcoder", "--model", "openai/coder-model",
+                    "--model", "judge=openai/judge-model", "--api-base", scripted_server.url,
+                    "--run-dir", str(tmp_path / "run")])
+    assert done.returncode == 0, done.stderr
+    by_model = {(template_of(r), r.body["model"]) for r in scripted_server.chat_requests()}
+    assert {model for template, model in by_model if template == "paper/judge"} == {"judge-model"}
+    assert {model for template, model in by_model if template != "paper/judge"} == {"coder-model"}

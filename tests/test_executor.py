@@ -87,5 +87,5 @@ def test_rank_and_train_reject_a_bad_executor(tmp_path):
     candidates.write_text('{"problem_id": "HumanEval/0", "code": "x = 1"}\n')
     one_line_error(run(["rank", str(candidates), "--data-file", str(HUMANEVAL), "--executor", "spark"]),
                    "--executor")
-    one_line_error(run(["train", "coderl+", "--model", "m", "--data", str(HUMANEVAL), "--out", str(tmp_path / "o"),
+    one_line_error(run(["train", "coderl+", "--model", "m", "--data", str(HUMANEVAL), "--run-dir", str(tmp_path / "o"),
                         "--executor", "ray:"]), "--executor")

@@ -15,6 +15,7 @@ from solidcoder.models import Budget, BudgetConfig, Message
 from solidcoder.models.openai_compat import OpenAICompatModel
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import ModelSettings
+from solidcoder.prompting import PromptLibrary
 
 FAST = RetryPolicy(attempts=3, base_wait_s=0.01, max_wait_s=2.0, max_total_wait_s=10.0, timeout_s=0.5)
 PRICED = ModelSettings(cost_per_input_token=0.001, cost_per_output_token=0.002, temperature=0.3, max_tokens=64)
@@ -43,6 +44,24 @@ def test_explicit_temperature_and_max_tokens_override_settings(scripted_server):
     model(scripted_server).complete(HELLO, temperature=0.0, max_tokens=5)
     body = scripted_server.chat_requests()[0].body
     assert (body["temperature"], body["max_tokens"]) == (0.0, 5)
+
+
+def test_top_p_is_sent_only_when_asked_for(scripted_server):
+    model(scripted_server).complete(HELLO, top_p=0.95)
+    model(scripted_server).complete(HELLO)
+    first, second = (r.body for r in scripted_server.chat_requests())
+    assert first["top_p"] == 0.95 and "top_p" not in second
+
+
+def test_a_rendered_templates_name_travels_as_a_header_not_as_text(scripted_server):
+    messages = PromptLibrary.from_env().messages("strategies/direct", problem="Add.", language="Python 3",
+                                                 io_mode="call", entry_point="add")
+    asyncio.run(model(scripted_server).acomplete(messages))
+    model(scripted_server).complete(HELLO)  # messages not rendered from a template carry no header
+    first, second = scripted_server.chat_requests()
+    assert {k.lower(): v for k, v in first.headers.items()}["x-solidcoder-template"] == "strategies/direct"
+    assert "strategies/direct" not in str(first.body)
+    assert "x-solidcoder-template" not in {k.lower() for k in second.headers}
 
 
 def test_rate_limit_waits_for_retry_after_then_succeeds(scripted_server):

@@ -82,9 +82,8 @@ def test_train_orm_command_from_bench_rows(tmp_path, humaneval_file):
     data = tmp_path / "results.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in bench_rows))
     out = tmp_path / "orm"
-    command = [sys.executable, "-m", "solidcoder", "train", "orm", "--model", str(base), "--data", str(data),
-               "--out", str(out), "--data-file", str(humaneval_file),
-               "--steps", "2", "--lr", "1e-3"]
+    command = [sys.executable, "-m", "solidcoder", "train", "orm", str(data), "--model", str(base),
+               "--run-dir", str(out), "--data-file", str(humaneval_file), "--max-steps", "2", "--lr", "1e-3"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "on 2 pairs" in done.stdout
@@ -98,8 +97,8 @@ def test_train_orm_command_rejects_unknown_problem(tmp_path, humaneval_file):
 
     data = tmp_path / "rows.jsonl"
     data.write_text('{"id": "Nope/1", "code": "x = 1", "passed": true}\n')
-    command = [sys.executable, "-m", "solidcoder", "train", "orm", "--model", "unused", "--data", str(data),
-               "--out", str(tmp_path / "o"), "--data-file", str(humaneval_file)]
+    command = [sys.executable, "-m", "solidcoder", "train", "orm", str(data), "--model", "unused",
+               "--run-dir", str(tmp_path / "o"), "--data-file", str(humaneval_file)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "Nope/1" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()

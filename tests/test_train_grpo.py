@@ -98,7 +98,7 @@ def test_plain_grpo_baseline_from_the_command_line(tmp_path):
     cfg_file.write_text("num_generations: 2\nprompt_batch_size: 2\nmini_batch_size: 2\nmicro_batch_size: 4\n"
                         "max_completion_length: 1\nsave_steps: 1\nsandbox_workers: 1\n")
     args = ["train", "coderl+", "--model", str(tmp_path / "model"), "--data", str(tmp_path / "train.jsonl"),
-            "--out", str(tmp_path / "out"), "--config", str(cfg_file), "--alpha", "0", "--max-steps", "1"]
+            "--run-dir", str(tmp_path / "out"), "--config", str(cfg_file), "--alpha", "0", "--max-steps", "1"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / "out" / "metrics.jsonl").read_text().splitlines()[0])

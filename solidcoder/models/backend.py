@@ -22,6 +22,8 @@ class Request:
     messages: list[dict[str, str]]
     temperature: float
     max_tokens: int
+    template: str | None = None  # the prompt template the messages came from, for servers that log it
+    top_p: float | None = None  # None: the server's default
 
 
 @dataclass(frozen=True)
@@ -47,18 +49,20 @@ class ChatBackend:
         self.budget = budget or Budget()
 
     def complete(
-        self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None
+        self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
+        top_p: float | None = None,
     ) -> Completion:
-        request = self._request(messages, temperature, max_tokens)
+        request = self._request(messages, temperature, max_tokens, top_p)
         self.budget.reserve()
         start = time.monotonic()
         reply = call_with_retries(self.policy, self._what(), lambda: self._send(request))
         return self._finish(reply, start)
 
     async def acomplete(
-        self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None
+        self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
+        top_p: float | None = None,
     ) -> Completion:
-        request = self._request(messages, temperature, max_tokens)
+        request = self._request(messages, temperature, max_tokens, top_p)
         self.budget.reserve()
         start = time.monotonic()
         reply = await acall_with_retries(self.policy, self._what(), lambda: self._asend(request))
@@ -73,7 +77,8 @@ class ChatBackend:
     def _what(self) -> str:
         return f"model {self.name} ({self.where})"
 
-    def _request(self, messages: list[Message], temperature: float | None, max_tokens: int | None) -> Request:
+    def _request(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
+                 top_p: float | None = None) -> Request:
         if not messages:
             raise ValueError("a chat request needs at least one message")
         adapted = self.settings.adapt(messages)
@@ -81,6 +86,8 @@ class ChatBackend:
             messages=[{"role": m.role, "content": m.content} for m in adapted],
             temperature=self.settings.temperature if temperature is None else temperature,
             max_tokens=self.settings.max_tokens if max_tokens is None else max_tokens,
+            template=next((m.template for m in messages if m.template), None),
+            top_p=top_p,
         )
 
     def _finish(self, reply: Reply, start: float) -> Completion:

@@ -15,10 +15,11 @@ from solidcoder.errors import BudgetExceeded
 
 @dataclass(frozen=True)
 class Message:
-    """One chat turn."""
+    """One chat turn; `template` names the prompt template it was rendered from (not part of the text)."""
 
     role: str
     content: str
+    template: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -39,16 +40,18 @@ class Completion:
 
 @runtime_checkable
 class Model(Protocol):
-    """A chat model, whatever serves it."""
+    """A chat model, whatever serves it. `top_p` None leaves nucleus sampling at the server's default."""
 
     name: str
 
     def complete(
-        self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None
+        self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
+        top_p: float | None = None,
     ) -> Completion: ...
 
     async def acomplete(
-        self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None
+        self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
+        top_p: float | None = None,
     ) -> Completion: ...
 
 

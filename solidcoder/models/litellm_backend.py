@@ -72,6 +72,8 @@ class LiteLLMModel(ChatBackend):
             "num_retries": 0,
             "max_retries": 0,
         }
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
         if self.api_base:
             body["api_base"] = self.api_base
             # A self-hosted server usually needs no key, but litellm's openai provider refuses to send without one.

@@ -125,9 +125,10 @@ class LlamaCppModel(ChatBackend):
             if self._llama is None:
                 self._llama = self._load()
             try:
+                nucleus = {} if request.top_p is None else {"top_p": request.top_p}
                 out = self._llama.create_chat_completion(
-                    messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens
-                )
+                    messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens,
+                    **nucleus)
             except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
                 raise ModelFatalError(f"{self._what()}: {exc}; shorten the input or raise context_window") from exc
         choice, usage = out["choices"][0], out.get("usage") or {}

@@ -24,6 +24,7 @@ from solidcoder.models.retry import RetryPolicy, TransientError
 from solidcoder.models.settings import ModelSettings
 
 CHAT_PATH = "/chat/completions"
+TEMPLATE_HEADER = "X-Solidcoder-Template"
 _CONTEXT_HINTS = ("context length", "context window", "context_length", "maximum context", "too many tokens")
 
 
@@ -52,7 +53,8 @@ class OpenAICompatModel(ChatBackend):
             import openai
 
             self._client = openai.OpenAI(**self._client_args())
-        return self._call(lambda: self._client.post(CHAT_PATH, body=self._body(request), cast_to=_completion_type()))
+        return self._call(lambda: self._client.post(CHAT_PATH, body=self._body(request), cast_to=_completion_type(),
+                                                    options=_options(request)))
 
     async def _asend(self, request: Request) -> Reply:
         if self._aclient is None:
@@ -60,7 +62,8 @@ class OpenAICompatModel(ChatBackend):
 
             self._aclient = openai.AsyncOpenAI(**self._client_args())
         try:
-            response = await self._aclient.post(CHAT_PATH, body=self._body(request), cast_to=_completion_type())
+            response = await self._aclient.post(CHAT_PATH, body=self._body(request), cast_to=_completion_type(),
+                                                options=_options(request))
         except Exception as exc:
             raise translate_error(exc, self._what()) from exc
         return parse_response(response, self._what())
@@ -76,12 +79,18 @@ class OpenAICompatModel(ChatBackend):
         return {"api_key": self._api_key, "base_url": self.api_base, "max_retries": 0, "timeout": self.policy.timeout_s}
 
     def _body(self, request: Request) -> dict[str, Any]:
-        return {
+        body = {
             "model": self.name,
             "messages": request.messages,
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
+        return body if request.top_p is None else {**body, "top_p": request.top_p}
+
+
+def _options(request: Request) -> dict[str, Any]:
+    """Per-request client options: the template's name travels as a header (servers may log it; tests route by it)."""
+    return {"headers": {TEMPLATE_HEADER: request.template}} if request.template else {}
 
 
 def _completion_type() -> type:

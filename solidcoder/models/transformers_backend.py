@@ -61,6 +61,8 @@ class TransformersModel(ChatBackend):
                                   f"exceed context_window {self.settings.context_window}")
         sampling = {"do_sample": True, "temperature": request.temperature} if request.temperature > 0 else {
             "do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        if request.temperature > 0 and request.top_p is not None:
+            sampling["top_p"] = request.top_p
         with torch.no_grad():
             out = self._model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=request.max_tokens,
                                        pad_token_id=self._tokenizer.pad_token_id, **sampling)

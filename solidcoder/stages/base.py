@@ -15,10 +15,9 @@ from typing import Any
 from solidcoder.errors import BudgetExceeded, ModelError, ModelFatalError
 from solidcoder.models.factory import ModelRoster
 from solidcoder.problem import Problem, TestCase
-from solidcoder.prompting import PromptLibrary
+from solidcoder.prompting import PromptLibrary, problem_text, problem_variables
 from solidcoder.trajectory import Trajectory
 
-LANGUAGE = "Python 3"
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 
 
@@ -49,17 +48,11 @@ class StageContext:
 
     @property
     def statement(self) -> str:
-        """The problem as the model sees it: the statement, plus the starter code when the statement lacks it."""
-        starter = self.problem.starter_code.strip()
-        if starter and starter not in self.problem.statement:
-            return f"{self.problem.statement.rstrip()}\n\nStarter code:\n```python\n{starter}\n```"
-        return self.problem.statement
+        return problem_text(self.problem)
 
     @property
     def common(self) -> dict[str, str]:
-        """The variables most templates take."""
-        return {"problem": self.statement, "language": LANGUAGE, "io_mode": self.io_mode,
-                "entry_point": self.problem.entry_point or ""}
+        return problem_variables(self.problem)
 
     def emit(self, stage: str, message: str, **data: Any) -> None:
         if self.on_event is not None:

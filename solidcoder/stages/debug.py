@@ -10,6 +10,7 @@ from __future__ import annotations
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import TraceResult, trace_program
+from solidcoder.problem import Problem
 from solidcoder.stages.base import StageContext, extract_code
 from solidcoder.stages.live import Outcome
 
@@ -21,14 +22,12 @@ class Debugger:
 
     def __init__(self, ctx: StageContext, pool: Executor):
         self.ctx, self.pool = ctx, pool
-        self.limits = Limits(wall_s=ctx.problem.time_limit_s, memory_mb=ctx.problem.memory_limit_mb)
 
     def real_trace(self, code: str, failure: Outcome) -> str:
         """The tracer's final values for `code` on the failing input, as text for the prompt."""
-        if self.ctx.problem.kind == "call" and failure.call is None:
+        result = trace_failure(self.pool, self.ctx.problem, code, failure)
+        if result is None:
             return "(no single call to trace in this test)"
-        stdin = failure.stdin if self.ctx.problem.kind == "stdio" else ""
-        result = trace_program(self.pool, code, stdin, failure.call, self.limits)
         self.ctx.trajectory.add("execution", "trace", test=failure.id, **result.to_json())
         return format_trace(result)
 
@@ -38,6 +37,15 @@ class Debugger:
                              language=self.ctx.common["language"], failing_input=failure.input,
                              expected_output=failure.expected, actual_output=_actual(failure), trace=trace)
         return extract_code(reply) or code
+
+
+def trace_failure(pool: Executor, problem: Problem, code: str, failure: Outcome) -> TraceResult | None:
+    """The tracer's run of `code` on a failing test's input; None when a call test has no single call to trace."""
+    if problem.kind == "call" and failure.call is None:
+        return None
+    stdin = failure.stdin if problem.kind == "stdio" else ""
+    limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+    return trace_program(pool, code, stdin, failure.call, limits)
 
 
 def _actual(failure: Outcome) -> str:

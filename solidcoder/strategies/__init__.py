@@ -2,7 +2,8 @@
 
 `make_strategy(name)` builds one by name; `STRATEGIES` lists the names the CLI accepts. `solidcoder` is the
 paper's Algorithm 1 (`algorithm1.py`); `solidcoder+` is the project's pipeline with its refinements (`pipeline.py`,
-what `solve` runs). Each has ablations `<name>_no_<component>` for shift_left, simulation, oracle, live, defensive.
+what `solve` runs). Each has ablations `<name>_no_<component>` for shift_left, simulation, oracle, live, defensive;
+`solidcoder` takes the project's refinements as named options after a colon (`solidcoder:candidates=3,monotonic`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder", "solidcoder+")  # 
 def make_strategy(name: str) -> Strategy:
     """The strategy called `name` (dashes and underscores are the same)."""
     key = name.replace("-", "_")
+    family = key.partition(":")[0]  # options follow a colon: solidcoder:candidates=3,monotonic
     if key in ONE_CALL:
         from solidcoder.strategies.simple import OneCallStrategy
 
@@ -34,7 +36,7 @@ def make_strategy(name: str) -> Strategy:
         from solidcoder.strategies.solidcoder import make_solidcoder
 
         return make_solidcoder(key)
-    if key == "solidcoder" or key.startswith("solidcoder_no_"):
+    if family == "solidcoder" or family.startswith("solidcoder_no_"):
         from solidcoder.strategies.algorithm1 import make_algorithm1
 
         return make_algorithm1(key)

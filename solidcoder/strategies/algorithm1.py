@@ -6,7 +6,14 @@ simulation traces the program on a sample and revises it when the trace shows a 
 assumption-breaking rounds: a red-team property test, checked by the judge prompt [O], is executed on the
 program [L]; a failing test is kept [D] and the program is replaced by the fix, unconditionally; a passing test
 ends the rounds. The program is accepted when it passes the public tests and every kept test; otherwise up to `d`
-debug rounds, each followed by the same check. The last program is returned. Calls run at temperature 0.
+debug rounds, each followed by the same check. The last program is returned. Calls run at temperature 0 and top-p 0.95.
+
+Refinements, the project's own, each a named option that is off in the paper's setting (docs/pipeline.md):
+`candidates=K` programs per plan (the extras at `candidate_temperature`; the one passing most public tests is
+kept), `monotonic` fixes (kept only when they lose no passed test and pass one more), `best` (answer with the best
+program seen, not the last), `oracle_gating` (break assumptions only once the public tests pass), `trace_feedback`
+(the debug prompt shows the tracer's real variable values on the first failing test). Per-role models apply when
+the model is a roster (`--model ROLE=MODEL`). Name them after a colon: `solidcoder:candidates=3,monotonic`.
 
 Ablations, one component each, as the paper's Table 3 defines them: without S the plan is written without the
 edge cases; without I the program is not simulated; without O red-team tests are not judged and only a crash
@@ -21,12 +28,14 @@ import asyncio
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from solidcoder.errors import ProblemBudgetExceeded
+from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
+from solidcoder.prompting import LANGUAGE, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
+from solidcoder.stages.debug import format_trace, trace_failure
 from solidcoder.stages.live import Evaluation, LiveExecutor, SuiteTest
 from solidcoder.stages.oracle import parse_test
-from solidcoder.strategies.base import LANGUAGE, Attempt, SolveContext, ask, common_variables
+from solidcoder.strategies.base import Attempt, SolveContext, ask
 
 COMPONENTS = ("shift_left", "simulation", "oracle", "live", "defensive")
 
@@ -39,19 +48,34 @@ class PaperSettings:
     d: int = 5
     a: int = 3
     temperature: float = 0.0
+    top_p: float = 0.95
     shift_left: bool = True
     simulation: bool = True
     oracle: bool = True
     live: bool = True
     defensive: bool = True
+    # The project's refinements; these defaults are the paper's setting.
+    candidates: int = 1
+    candidate_temperature: float = 0.8
+    monotonic: bool = False
+    best: bool = False
+    oracle_gating: bool = False
+    trace_feedback: bool = False
+
+
+REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback")
+# Which model plays each stage when the model is a roster (--model ROLE=MODEL).
+ROLES = {"plan": "planner", "plan_check": "planner", "plan_refine": "planner", "code": "coder",
+         "simulate": "simulator", "mental_execute": "simulator", "red_team": "oracle", "judge": "judge",
+         "fix": "debugger", "debug": "debugger"}
 
 
 class Algorithm1:
     """`--strategy solidcoder` (and `solidcoder_no_<component>`): the loop above, against a `SolveContext`."""
 
-    def __init__(self, name: str = "solidcoder", ablation: str | None = None):
+    def __init__(self, name: str = "solidcoder", ablation: str | None = None, **refinements: Any):
         self.name = name
-        self.config = PaperSettings() if ablation is None else replace(PaperSettings(), **{ablation: False})
+        self.config = replace(PaperSettings(), **refinements, **({ablation: False} if ablation else {}))
 
     def settings(self) -> dict[str, Any]:
         return {"algorithm": "paper", **asdict(self.config)}
@@ -60,7 +84,7 @@ class Algorithm1:
         if ctx.pool is None:
             raise ValueError("the solidcoder strategy needs the sandbox pool in its SolveContext")
         temperature = self.config.temperature if ctx.temperature is None else ctx.temperature
-        loop = _Loop(problem, replace(ctx, temperature=temperature), self.config)
+        loop = _Loop(problem, replace(ctx, temperature=temperature, top_p=self.config.top_p), self.config)
         notes: dict[str, Any] = {}
         try:
             await loop.run()
@@ -76,27 +100,49 @@ class _Loop:
     def __init__(self, problem: Problem, ctx: SolveContext, config: PaperSettings) -> None:
         self.problem, self.ctx, self.config = problem, ctx, config
         self.live = LiveExecutor(ctx.pool, problem)
-        self.common = common_variables(problem)
+        self.common = problem_variables(problem)
         self.public = [SuiteTest(f"public-{i}", t) for i, t in enumerate(problem.public_tests)]
         self.kept: list[SuiteTest] = []
         self.stages: list[str] = []
         self.accepted = self.verified = False  # passes_all; and with at least one test run (Evaluation.verified)
         self.code = ""  # the last S
+        self.history: list[str] = []  # every S the run produced, in order (for `best`)
 
-    async def ask(self, stage: str, template: str, **variables: str) -> str:
+    async def ask(self, stage: str, template: str, temperature: float | None = None, **variables: str) -> str:
         self.stages.append(stage)
-        return await ask(self.ctx, f"paper/{template}", **variables)
+        model = self.ctx.model.for_role(ROLES[stage]) if hasattr(self.ctx.model, "for_role") else self.ctx.model
+        ctx = replace(self.ctx, model=model, temperature=self.ctx.temperature if temperature is None else temperature)
+        return await ask(ctx, f"paper/{template}", **variables)
 
     async def run(self) -> None:
+        await self.loop()
+        if self.config.best and not self.accepted:
+            await self.choose_best()
+
+    def take(self, code: str) -> None:
+        self.code = code
+        self.history.append(code)
+
+    async def choose_best(self) -> None:
+        """`best`: of every distinct S, the one passing most of T ∪ accumulated now (the latest among equals)."""
+        self.stages.append("choose_best")
+        scored = []
+        for order, code in enumerate(dict.fromkeys(reversed(self.history))):
+            evaluation = await self.evaluate(code, self.public + self.kept)
+            scored.append(((evaluation.green, len(evaluation.passed_ids), -order), code, evaluation.verified))
+        _, self.code, self.verified = max(scored)
+
+    async def loop(self) -> None:
         for _ in range(self.config.p):
             plan = await self.plan()
-            self.code = await self.write(plan)
-            self.code = await self.intermediate_simulation(plan, self.code)
-            await self.break_assumptions()
+            self.take(await self.write(plan))
+            self.take(await self.intermediate_simulation(plan, self.code))
+            if not self.config.oracle_gating or (await self.evaluate(self.code, self.public)).green:
+                await self.break_assumptions()
             if await self.passes_all(self.code):
                 return
             for _ in range(self.config.d):
-                self.code = await self.debug(plan, self.code)
+                self.take(await self.kept_if_better(self.code, await self.debug(plan, self.code), []))
                 if await self.passes_all(self.code):
                     return
 
@@ -110,7 +156,15 @@ class _Loop:
         return plan
 
     async def write(self, plan: str) -> str:
-        return extract_code(await self.ask("code", "code", **self.common, plan=plan))
+        """One program from the plan; with `candidates=K`, the one of K that passes most public tests."""
+        codes = [extract_code(await self.ask("code", "code", **self.common, plan=plan))]
+        for _ in range(1, self.config.candidates):
+            reply = await self.ask("code", "code", self.config.candidate_temperature, **self.common, plan=plan)
+            codes.append(extract_code(reply))
+        if len(codes) == 1:
+            return codes[0]
+        passed = [len((await self.evaluate(code, self.public)).passed_ids) for code in codes]
+        return codes[passed.index(max(passed))]
 
     async def intermediate_simulation(self, plan: str, code: str) -> str:
         """[I] trace the program on a sample; a reply with code is the revision, NO CHANGE keeps it."""
@@ -133,7 +187,7 @@ class _Loop:
                 break
             if self.config.defensive:
                 self.kept.append(test)
-            self.code = await self.fix(self.code, test, failure)
+            self.take(await self.kept_if_better(self.code, await self.fix(self.code, test, failure), [test]))
 
     async def oracle_test(self, code: str, round_no: int) -> SuiteTest | None:
         """[O] a red-team test, kept only if the judge calls it VALID; without O, a crash-only test."""
@@ -168,9 +222,29 @@ class _Loop:
 
     async def debug(self, plan: str, code: str) -> str:
         evaluation = await self.evaluate(code, self.public + self.kept)
+        trace = await self.trace(code, evaluation) if self.config.trace_feedback else ""
         reply = await self.ask("debug", "debug", problem=self.common["problem"], plan=plan, code=code,
-                               language=LANGUAGE, test_report=_report(evaluation))
+                               language=LANGUAGE, test_report=_report(evaluation), trace=trace)
         return extract_code(reply) or code
+
+    async def trace(self, code: str, evaluation: Evaluation) -> str:
+        """`trace_feedback`: the tracer's final values of `code` on the first failing test's input."""
+        failures = evaluation.failures()
+        if not failures:
+            return ""
+        self.stages.append("trace")
+        result = await asyncio.to_thread(trace_failure, self.ctx.pool, self.problem, code, failures[0])
+        return format_trace(result) if result is not None else ""
+
+    async def kept_if_better(self, old: str, new: str, extra: list[SuiteTest]) -> str:
+        """`monotonic`: the new program only if it loses no passed test and passes one more; else it replaces S."""
+        if not self.config.monotonic or new == old:
+            return new
+        self.stages.append("compare")
+        tests = self.public + self.kept + [t for t in extra if t not in self.kept]
+        before, after = await self.evaluate(old, tests), await self.evaluate(new, tests)
+        better = set(before.passed_ids) <= set(after.passed_ids) and len(after.passed_ids) > len(before.passed_ids)
+        return new if better else old
 
     async def passes_all(self, code: str) -> bool:
         """T ∪ accumulated: the public tests and every kept test, executed."""
@@ -193,11 +267,23 @@ def _report(evaluation: Evaluation, limit: int = 3) -> str:
 
 
 def make_algorithm1(name: str = "solidcoder") -> Algorithm1:
-    """`solidcoder` or `solidcoder_no_<component>`."""
-    from solidcoder.errors import BadInput
-
-    part = name.removeprefix("solidcoder").removeprefix("_no_") or None
+    """`solidcoder` or `solidcoder_no_<component>`, optionally with refinements: `solidcoder:candidates=3,best`."""
+    base, _, options = name.partition(":")
+    part = base.removeprefix("solidcoder").removeprefix("_no_") or None
     if part is not None and part not in COMPONENTS:
         known = ", ".join(f"solidcoder_no_{c}" for c in COMPONENTS)
         raise BadInput(f"unknown SolidCoder ablation {name!r}; known: {known}")
-    return Algorithm1(name, part)
+    return Algorithm1(name, part, **parse_refinements(options))
+
+
+def parse_refinements(options: str) -> dict[str, Any]:
+    """"candidates=3,monotonic" -> {"candidates": 3, "monotonic": True}; BadInput names an unknown or bad one."""
+    found: dict[str, Any] = {}
+    for item in filter(None, (o.strip() for o in options.split(","))):
+        key, _, value = item.partition("=")
+        if key not in REFINEMENTS:
+            raise BadInput(f"unknown refinement {key!r} in --strategy; known: {', '.join(REFINEMENTS)}")
+        if (key == "candidates") != bool(value) or (value and not value.isdigit() or value == "0"):
+            raise BadInput(f"refinement {item!r}: candidates takes a count (candidates=3), the others no value")
+        found[key] = int(value) if value else True
+    return found

@@ -18,8 +18,6 @@ from solidcoder.models.base import Model
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 
-LANGUAGE = "Python 3"
-
 
 @dataclass
 class Attempt:
@@ -39,6 +37,7 @@ class SolveContext:
     temperature: float | None = None
     max_tokens: int | None = None
     pool: Executor | None = None  # for strategies that drive the sandbox themselves (the SolidCoder pipeline)
+    top_p: float | None = None  # nucleus sampling; None: the model's default
 
 
 class Strategy(Protocol):
@@ -51,23 +50,12 @@ class Strategy(Protocol):
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt: ...
 
 
-def statement(problem: Problem) -> str:
-    """The problem as the model sees it: the statement, plus starter code when the statement lacks it."""
-    starter = problem.starter_code.strip()
-    if starter and starter not in problem.statement:
-        return f"{problem.statement.rstrip()}\n\nStarter code:\n```python\n{problem.starter_code.rstrip()}\n```"
-    return problem.statement
-
-
-def common_variables(problem: Problem) -> dict[str, str]:
-    return {"problem": statement(problem), "language": LANGUAGE,
-            "io_mode": "call" if problem.kind == "call" else "stdin", "entry_point": problem.entry_point or ""}
-
-
 async def ask(ctx: SolveContext, template: str, **variables: str) -> str:
     """Render a template, call the model once, return the reply text."""
     messages = ctx.prompts.messages(template, **variables)
-    completion = await ctx.model.acomplete(messages, temperature=ctx.temperature, max_tokens=ctx.max_tokens)
+    nucleus = {} if ctx.top_p is None else {"top_p": ctx.top_p}
+    completion = await ctx.model.acomplete(messages, temperature=ctx.temperature, max_tokens=ctx.max_tokens,
+                                           **nucleus)
     return completion.text
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 from solidcoder.errors import ProblemBudgetExceeded
 from solidcoder.problem import Problem
+from solidcoder.prompting import LANGUAGE, problem_variables
 from solidcoder.stages.base import extract_code
-from solidcoder.strategies.base import LANGUAGE, Attempt, SolveContext, ask, common_variables, test_report
+from solidcoder.strategies.base import Attempt, SolveContext, ask, test_report
 
 _CONFIDENCE = re.compile(r"CONFIDENCE:\s*(\d+)")
 _RECALLED = re.compile(r"^#+\s*Problem\s*\d+\s*$", re.MULTILINE | re.IGNORECASE)
@@ -36,13 +37,13 @@ class _Best:
 async def _code_and_debug(problem: Problem, ctx: SolveContext, plan: str, rounds: int, debug_template: str,
                           best: _Best) -> bool:
     """Code the plan, then debug it against the public tests; True once a version passes all of them."""
-    code = extract_code(await ask(ctx, "strategies/mapcoder_coding", **common_variables(problem), plan=plan))
+    code = extract_code(await ask(ctx, "strategies/mapcoder_coding", **problem_variables(problem), plan=plan))
     for attempt in range(rounds + 1):
         report = await ctx.check(problem, code)
         best.offer(code, report.pass_count)
         if report.passed or attempt == rounds:
             return report.passed
-        reply = await ask(ctx, debug_template, problem=common_variables(problem)["problem"], language=LANGUAGE,
+        reply = await ask(ctx, debug_template, problem=problem_variables(problem)["problem"], language=LANGUAGE,
                           plan=plan, code=code, test_report=test_report(problem, report))
         code = extract_code(reply)
     return False
@@ -76,7 +77,7 @@ class MapCoder:
         return Attempt(best.code, {"code_versions": best.rounds})
 
     async def _plans(self, problem: Problem, ctx: SolveContext) -> list[tuple[int, str]]:
-        text = common_variables(problem)["problem"]
+        text = problem_variables(problem)["problem"]
         recalled = await ask(ctx, "strategies/mapcoder_retrieval", problem=text, language=LANGUAGE,
                              count=str(self.config.k))
         plans = []
@@ -114,7 +115,7 @@ class CodeSim:
         return asdict(self.config)
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
-        text = common_variables(problem)["problem"]
+        text = problem_variables(problem)["problem"]
         best = _Best()
         try:
             for _ in range(self.config.p):

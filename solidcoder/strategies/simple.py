@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from solidcoder.problem import Problem
+from solidcoder.prompting import problem_variables
 from solidcoder.stages.base import extract_code
-from solidcoder.strategies.base import Attempt, SolveContext, ask, common_variables
+from solidcoder.strategies.base import Attempt, SolveContext, ask
 
 
 class OneCallStrategy:
@@ -24,5 +25,5 @@ class OneCallStrategy:
         return {"template": f"strategies/{self.name}"}
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
-        reply = await ask(ctx, f"strategies/{self.name}", **common_variables(problem))
+        reply = await ask(ctx, f"strategies/{self.name}", **problem_variables(problem))
         return Attempt(code=extract_code(reply))

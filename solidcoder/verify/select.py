@@ -1,4 +1,4 @@
-"""`solve --samples N`: sample N programs, prune them with the weak verifiers, and rank the survivors.
+"""`solve --prerank N`: sample N programs, prune them with the weak verifiers, and rank the survivors.
 
 The top-ranked program becomes the first candidate of the S.O.L.I.D. loop, which still executes it on the
 public tests and red-teams it before calling it verified: sampling picks a strong start, execution decides.
