@@ -16,7 +16,7 @@ from solidcoder.stages.base import extract_code
 from solidcoder.strategies import make_strategy
 
 # The stage of each template under prompts/paper/ (planning with or without edge cases is the one stage "plan").
-STAGE_OF_TEMPLATE = {"paper/shift_left": "plan", **{f"paper/{s}": s for s in (
+STAGE_OF_TEMPLATE = {"paper/shift_left": "plan", "paper/red_team_structured": "red_team", **{f"paper/{s}": s for s in (
     "plan", "plan_check", "plan_refine", "code", "simulate", "red_team", "judge", "fix", "debug", "mental_execute")}}
 GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
 BAD = "```python\ndef add(a, b):\n    return a - b\n```"
@@ -243,3 +243,62 @@ def test_pipeline_roles_get_their_own_models_on_algorithm_1(scripted_server, tmp
     by_model = {(template_of(r), r.body["model"]) for r in scripted_server.chat_requests()}
     assert {model for template, model in by_model if template == "paper/judge"} == {"judge-model"}
     assert {model for template, model in by_model if template != "paper/judge"} == {"coder-model"}
+
+
+ZERO_JSON = '{"assumption": "a zero\nargument", "call": "add(0, 5)", "property": "result == 5"}'  # a raw newline
+SUM_JSON = 'Here it is: {"assumption": "sums", "call": "add(3, 4)", "property": "result == 7"}'
+
+
+def test_structured_oracle_asks_for_json_fields_and_assembles_the_test(scripted_server, sandbox_pool, tmp_path):
+    PaperRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_JSON, SUM_JSON)
+    row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:structured_oracle")
+    red_team = [r for r in scripted_server.chat_requests() if template_of(r) == "paper/red_team_structured"]
+    assert red_team and red_team[0].body["response_format"]["json_schema"]["schema"]["required"] == [
+        "assumption", "call", "property"]
+    assert row["notes"]["oracle_rounds"] == ["executed, failed", "executed, passed"]
+    assert row["passed"] and row["notes"]["kept_tests"] == 1
+
+
+def test_every_oracle_rounds_outcome_is_recorded(scripted_server, sandbox_pool, tmp_path):
+    router = PaperRouter(scripted_server, code=ZERO_BUG, fix=ZERO_BUG)
+    router.queue("red_team", "no test here", ZERO_TEST, ZERO_TEST).queue("judge", "Wrong value.\nINVALID")
+    row = solved(scripted_server, sandbox_pool, tmp_path)
+    assert row["notes"]["oracle_rounds"][:3] == ["malformed", "rejected", "executed, failed"]
+
+
+@pytest.mark.parametrize(("reply", "script"), [
+    ('{"assumption": "x", "call": "add(0, 5)", "property": "result == 5"}',
+     "result = add(0, 5)\nassert result == 5, 'x'\n"),
+    ('{"assumption": "multi\nline", "call": "add(1, 1)", "property": "result > 1"}',
+     "result = add(1, 1)\nassert result > 1, 'multi\\nline'\n"),
+])
+def test_a_structured_reply_becomes_a_call_test(reply, script):
+    from solidcoder.stages.oracle import parse_structured_test
+
+    assert parse_structured_test(reply, "call", "add").source == script
+
+
+@pytest.mark.parametrize("reply", [
+    '{"assumption": "x", "call": "add(0, 5", "property": "result == 5"}',  # not an expression
+    '{"assumption": "x", "call": "len([1])", "property": "result == 1"}',  # does not call the entry point
+    '{"assumption": "x", "call": "add(0, 5)", "property": "import os"}',  # not an expression
+    "no JSON and no fenced test",
+])
+def test_a_malformed_structured_reply_gives_no_test(reply):
+    from solidcoder.stages.oracle import parse_structured_test
+
+    assert parse_structured_test(reply, "call", "add") is None
+
+
+def test_a_free_text_test_is_still_read_when_the_json_is_missing():
+    from solidcoder.stages.oracle import parse_structured_test
+
+    assert parse_structured_test(ZERO_TEST, "call", "add").source == "assert add(0, 5) == 5, 'zero'\n"
+
+
+def test_a_structured_stdin_reply_becomes_a_stdio_test():
+    from solidcoder.stages.oracle import parse_structured_test
+
+    test = parse_structured_test('{"assumption": "x", "stdin": "3 4", "property": "stdout.strip() == \'7\'"}',
+                                 "stdio", "")
+    assert (test.kind, test.stdin) == ("stdio", "3 4\n") and "def check(stdin, stdout):" in test.source

@@ -60,6 +60,27 @@ def test_in_process_chat_counts_tokens(smollm_gguf):
     assert budget.calls == 2
 
 
+def test_a_schema_constrains_the_embedded_model_to_json_of_its_shape(smollm_gguf):
+    import json
+
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 20}},
+              "required": ["answer"], "additionalProperties": False}
+    model = make_model(str(smollm_gguf), ModelOptions())
+    done = model.complete([Message("user", "What is the capital of France? Answer in JSON.")], temperature=0.0,
+                          max_tokens=48, schema=schema)
+    reply = json.loads(done.text)  # the grammar makes it JSON; a 135M model would not manage on its own
+    assert set(reply) == {"answer"} and isinstance(reply["answer"], str) and len(reply["answer"]) <= 20
+
+
+def test_in_process_llama_cpp_runs_one_thread_per_physical_core(smollm_gguf):
+    from solidcoder.models.llamacpp import physical_cores
+
+    model = make_model(str(smollm_gguf), ModelOptions())
+    model.complete(ASK, temperature=0.0, max_tokens=4)
+    assert 1 <= physical_cores() <= len(os.sched_getaffinity(0))
+    assert model._llama.n_threads == physical_cores()  # llama.cpp's own default is half the logical CPUs
+
+
 def test_in_process_prompt_longer_than_context_is_fatal(smollm_gguf):
     from solidcoder.models import ModelFatalError
 

@@ -46,6 +46,18 @@ def test_explicit_temperature_and_max_tokens_override_settings(scripted_server):
     assert (body["temperature"], body["max_tokens"]) == (0.0, 5)
 
 
+ANSWER = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 20}}, "required": ["answer"]}
+
+
+def test_a_schema_is_sent_as_a_json_schema_response_format(scripted_server):
+    model(scripted_server).complete(HELLO, schema=ANSWER)
+    model(scripted_server).complete(HELLO)
+    first, second = (r.body for r in scripted_server.chat_requests())
+    assert first["response_format"] == {"type": "json_schema",
+                                        "json_schema": {"name": "reply", "schema": ANSWER, "strict": True}}
+    assert "response_format" not in second
+
+
 def test_top_p_is_sent_only_when_asked_for(scripted_server):
     model(scripted_server).complete(HELLO, top_p=0.95)
     model(scripted_server).complete(HELLO)

@@ -36,6 +36,15 @@ def test_reply_tokens_and_priced_cost(scripted_server):
     assert scripted_server.chat_requests()[0].body["model"] == "scripted-model"
 
 
+ANSWER = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 20}}, "required": ["answer"]}
+
+
+def test_a_schema_reaches_the_server_as_a_response_format(scripted_server):
+    model(scripted_server).complete(HI, schema=ANSWER)
+    sent = scripted_server.chat_requests()[0].body["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == ANSWER
+
+
 def test_rate_limit_retried_by_our_policy_only(scripted_server):
     scripted_server.script(status(429, "slow", retry_after=0.2), reply("ok"))
     assert asyncio.run(model(scripted_server).acomplete(HI)).text == "ok"

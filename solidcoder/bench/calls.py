@@ -73,7 +73,7 @@ class RecordingModel:
         return self if model is self.model else _RoleView(self, model)
 
     def _call_id(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
-                 model: Model | None = None, top_p: float | None = None) -> str:
+                 model: Model | None = None, top_p: float | None = None, schema: dict | None = None) -> str:
         with self._lock:
             if self.max_calls is not None and self._position >= self.max_calls:
                 raise ProblemBudgetExceeded(f"per-problem cap of {self.max_calls} model calls reached")
@@ -82,6 +82,7 @@ class RecordingModel:
         # A role's own model is part of the request; the default model is left out so older logs still replay.
         routed = [model.name] if model is not None and model is not self.model else []
         nucleus = [] if top_p is None else [{"top_p": top_p}]  # likewise absent when unset
+        nucleus += [] if schema is None else [{"schema": schema}]
         request = json.dumps([[m.role, m.content] for m in messages] + [temperature, max_tokens] + routed + nucleus)
         return f"{self.key}#{position}#{hashlib.sha256(request.encode()).hexdigest()[:16]}"
 
@@ -99,30 +100,32 @@ class RecordingModel:
         return completion
 
     async def acomplete(self, messages: list[Message], *, temperature: float | None = None,
-                        max_tokens: int | None = None, top_p: float | None = None,
+                        max_tokens: int | None = None, top_p: float | None = None, schema: dict | None = None,
                         model: Model | None = None) -> Completion:
-        call_id = self._call_id(messages, temperature, max_tokens, model, top_p)
+        call_id = self._call_id(messages, temperature, max_tokens, model, top_p, schema)
         if (cached := self._replay(call_id)) is not None:
             return cached
         async with self.limiter.tasks:
-            completion = await (model or self.model).acomplete(messages, **_sampling(temperature, max_tokens, top_p))
+            completion = await (model or self.model).acomplete(messages, **_sampling(temperature, max_tokens, top_p,
+                                                                                     schema))
         return self._keep(call_id, completion)
 
-    def complete(self, messages: list[Message], *, temperature: float | None = None,
-                 max_tokens: int | None = None, top_p: float | None = None, model: Model | None = None) -> Completion:
-        call_id = self._call_id(messages, temperature, max_tokens, model, top_p)
+    def complete(self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
+                 top_p: float | None = None, schema: dict | None = None, model: Model | None = None) -> Completion:
+        call_id = self._call_id(messages, temperature, max_tokens, model, top_p, schema)
         if (cached := self._replay(call_id)) is not None:
             return cached
         if self.limiter.stopping.is_set():
             raise ModelError("the bench run was interrupted")
         with self.limiter.threads:
-            completion = (model or self.model).complete(messages, **_sampling(temperature, max_tokens, top_p))
+            completion = (model or self.model).complete(messages, **_sampling(temperature, max_tokens, top_p, schema))
         return self._keep(call_id, completion)
 
 
-def _sampling(temperature: float | None, max_tokens: int | None, top_p: float | None) -> dict:
-    """Keyword arguments for a model call; top_p only when set (models that predate it need not take it)."""
-    return {"temperature": temperature, "max_tokens": max_tokens, **({} if top_p is None else {"top_p": top_p})}
+def _sampling(temperature: float | None, max_tokens: int | None, top_p: float | None, schema: dict | None) -> dict:
+    """Keyword arguments for a model call; top_p and schema only when set (models need not take them otherwise)."""
+    extra = {k: v for k, v in (("top_p", top_p), ("schema", schema)) if v is not None}
+    return {"temperature": temperature, "max_tokens": max_tokens, **extra}
 
 
 class _RoleView:

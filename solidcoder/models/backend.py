@@ -24,6 +24,11 @@ class Request:
     max_tokens: int
     template: str | None = None  # the prompt template the messages came from, for servers that log it
     top_p: float | None = None  # None: the server's default
+    schema: dict | None = None  # a JSON schema the reply must follow, where the backend can enforce one
+
+    def response_format(self) -> dict:
+        """OpenAI's structured-output request for `schema` (also what litellm passes on)."""
+        return {"type": "json_schema", "json_schema": {"name": "reply", "schema": self.schema, "strict": True}}
 
 
 @dataclass(frozen=True)
@@ -50,9 +55,9 @@ class ChatBackend:
 
     def complete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None,
+        top_p: float | None = None, schema: dict | None = None,
     ) -> Completion:
-        request = self._request(messages, temperature, max_tokens, top_p)
+        request = self._request(messages, temperature, max_tokens, top_p, schema)
         self.budget.reserve()
         start = time.monotonic()
         reply = call_with_retries(self.policy, self._what(), lambda: self._send(request))
@@ -60,9 +65,9 @@ class ChatBackend:
 
     async def acomplete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None,
+        top_p: float | None = None, schema: dict | None = None,
     ) -> Completion:
-        request = self._request(messages, temperature, max_tokens, top_p)
+        request = self._request(messages, temperature, max_tokens, top_p, schema)
         self.budget.reserve()
         start = time.monotonic()
         reply = await acall_with_retries(self.policy, self._what(), lambda: self._asend(request))
@@ -78,7 +83,7 @@ class ChatBackend:
         return f"model {self.name} ({self.where})"
 
     def _request(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
-                 top_p: float | None = None) -> Request:
+                 top_p: float | None = None, schema: dict | None = None) -> Request:
         if not messages:
             raise ValueError("a chat request needs at least one message")
         adapted = self.settings.adapt(messages)
@@ -88,6 +93,7 @@ class ChatBackend:
             max_tokens=self.settings.max_tokens if max_tokens is None else max_tokens,
             template=next((m.template for m in messages if m.template), None),
             top_p=top_p,
+            schema=schema,
         )
 
     def _finish(self, reply: Reply, start: float) -> Completion:

@@ -40,18 +40,20 @@ class Completion:
 
 @runtime_checkable
 class Model(Protocol):
-    """A chat model, whatever serves it. `top_p` None leaves nucleus sampling at the server's default."""
+    """A chat model, whatever serves it. `top_p` None leaves nucleus sampling at the server's default. `schema` (a
+    JSON schema) asks for a reply that is one JSON object of that shape, enforced where the backend can (a grammar
+    on llama.cpp, `response_format` on OpenAI-compatible servers and litellm); callers still parse defensively."""
 
     name: str
 
     def complete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None,
+        top_p: float | None = None, schema: dict | None = None,
     ) -> Completion: ...
 
     async def acomplete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None,
+        top_p: float | None = None, schema: dict | None = None,
     ) -> Completion: ...
 
 

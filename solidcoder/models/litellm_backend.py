@@ -74,6 +74,8 @@ class LiteLLMModel(ChatBackend):
         }
         if request.top_p is not None:
             body["top_p"] = request.top_p
+        if request.schema is not None:
+            body["response_format"] = request.response_format()
         if self.api_base:
             body["api_base"] = self.api_base
             # A self-hosted server usually needs no key, but litellm's openai provider refuses to send without one.

@@ -101,8 +101,37 @@ def import_llama_cpp() -> Any:
     return llama_cpp
 
 
+def _extras(request: Request) -> dict[str, Any]:
+    """top_p when set; a schema becomes llama.cpp's JSON grammar (`response_format` with the schema inlined)."""
+    extras: dict[str, Any] = {} if request.top_p is None else {"top_p": request.top_p}
+    if request.schema is not None:
+        extras["response_format"] = {"type": "json_object", "schema": request.schema}
+    return extras
+
+
+def physical_cores() -> int:
+    """Physical cores this process may run on: llama.cpp's own default, half the logical CPUs, leaves a 2-core
+    machine at one thread (27 tokens/s for Qwen2.5-Coder-0.5B here, against 38 on two)."""
+    allowed = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        blocks = Path("/proc/cpuinfo").read_text().split("\n\n")
+    except OSError:
+        return allowed
+    processors = [b for b in blocks if "processor" in b]
+    cores = {(_field(b, "physical id"), _field(b, "core id")) for b in processors}
+    if not processors or ("", "") in cores:  # no topology listed (some VMs, ARM): count what is allowed
+        return allowed
+    return max(1, min(allowed, len(cores)))
+
+
+def _field(block: str, name: str) -> str:
+    return next((line.split(":", 1)[1].strip() for line in block.splitlines() if line.startswith(name)), "")
+
+
 class LlamaCppModel(ChatBackend):
-    """A GGUF loaded once, on first use; calls are serialised because a `Llama` object is not thread-safe."""
+    """A GGUF loaded once, on first use; calls are serialised because a `Llama` object is not thread-safe.
+
+    `n_threads` None means one thread per physical core (`physical_cores`)."""
 
     where = "llama.cpp in-process"
 
@@ -116,7 +145,7 @@ class LlamaCppModel(ChatBackend):
     ):
         super().__init__(gguf.stem, settings, policy, budget)
         self.gguf = gguf
-        self.n_threads = n_threads
+        self.n_threads = n_threads or physical_cores()
         self._llama: Any = None
         self._lock = threading.Lock()
 
@@ -125,10 +154,9 @@ class LlamaCppModel(ChatBackend):
             if self._llama is None:
                 self._llama = self._load()
             try:
-                nucleus = {} if request.top_p is None else {"top_p": request.top_p}
                 out = self._llama.create_chat_completion(
                     messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens,
-                    **nucleus)
+                    **_extras(request))
             except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
                 raise ModelFatalError(f"{self._what()}: {exc}; shorten the input or raise context_window") from exc
         choice, usage = out["choices"][0], out.get("usage") or {}

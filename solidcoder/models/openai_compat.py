@@ -85,7 +85,11 @@ class OpenAICompatModel(ChatBackend):
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
-        return body if request.top_p is None else {**body, "top_p": request.top_p}
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.schema is not None:
+            body["response_format"] = request.response_format()
+        return body
 
 
 def _options(request: Request) -> dict[str, Any]:

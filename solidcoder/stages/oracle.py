@@ -10,6 +10,8 @@ worse than none). With `crash_only` (`--no-oracle`) the test's input is kept but
 from __future__ import annotations
 
 import ast
+import json
+import re
 from dataclasses import dataclass
 
 from solidcoder.stages.base import StageContext, code_blocks, last_verdict
@@ -61,6 +63,55 @@ def parse_test(reply: str, kind: str, entry_point: str, origin: str = "") -> Gen
         return None
     stdin = inputs[0] if inputs[0].endswith("\n") else inputs[0] + "\n"
     return GeneratedTest("stdio", checks[0].strip() + "\n", stdin=stdin, origin=origin)
+
+
+def _field(maximum: int) -> dict:
+    return {"type": "string", "minLength": 1, "maxLength": maximum}
+
+
+# Structured red-team replies: small fields the harness assembles into a test (a call and a property of its result,
+# or an input and a property of the output), so a small model never writes the test's scaffolding itself.
+ORACLE_SCHEMAS = {
+    kind: {"type": "object", "additionalProperties": False, "required": ["assumption", subject, "property"],
+           "properties": {"assumption": _field(300), subject: _field(1000), "property": _field(300)}}
+    for kind, subject in (("call", "call"), ("stdio", "stdin"))
+}
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse_structured_test(reply: str, kind: str, entry_point: str, origin: str = "") -> GeneratedTest | None:
+    """The test in a structured red-team reply (lenient JSON: raw newlines in strings are fine), else the free-text
+    reading of `parse_test`, else None."""
+    found = _OBJECT.search(reply)
+    try:
+        fields = json.loads(found.group(0), strict=False) if found else None
+    except ValueError:
+        fields = None
+    test = _assembled(fields, kind, entry_point, origin) if isinstance(fields, dict) else None
+    return test or parse_test(reply, kind, entry_point, origin)
+
+
+def _assembled(fields: dict, kind: str, entry_point: str, origin: str) -> GeneratedTest | None:
+    values = {k: v.strip() for k, v in fields.items() if isinstance(v, str) and v.strip()}
+    subject, why = ("call" if kind == "call" else "stdin"), repr(values.get("assumption", "generated test"))
+    if subject not in values or "property" not in values or not _is_expression(values["property"]):
+        return None
+    if kind != "call":
+        check = f"def check(stdin, stdout):\n    assert {values['property']}, {why}\n"
+        return GeneratedTest("stdio", check, stdin=values["stdin"] + "\n", origin=origin) if _compiles(check) else None
+    if not _is_expression(values["call"]):
+        return None
+    script = _without_definition(f"result = {values['call']}\nassert {values['property']}, {why}\n",
+                                 entry_point.split(".")[0])
+    return GeneratedTest("call", script, origin=origin) if script else None
+
+
+def _is_expression(text: str) -> bool:
+    try:
+        ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _without_definition(script: str, name: str) -> str | None:

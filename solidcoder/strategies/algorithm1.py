@@ -33,8 +33,8 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import format_trace, trace_failure
-from solidcoder.stages.live import Evaluation, LiveExecutor, SuiteTest
-from solidcoder.stages.oracle import parse_test
+from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
+from solidcoder.stages.oracle import ORACLE_SCHEMAS, parse_structured_test, parse_test
 from solidcoder.strategies.base import Attempt, SolveContext, ask
 
 COMPONENTS = ("shift_left", "simulation", "oracle", "live", "defensive")
@@ -61,9 +61,10 @@ class PaperSettings:
     best: bool = False
     oracle_gating: bool = False
     trace_feedback: bool = False
+    structured_oracle: bool = False
 
 
-REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback")
+REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback", "structured_oracle")
 # Which model plays each stage when the model is a roster (--model ROLE=MODEL).
 ROLES = {"plan": "planner", "plan_check": "planner", "plan_refine": "planner", "code": "coder",
          "simulate": "simulator", "mental_execute": "simulator", "red_team": "oracle", "judge": "judge",
@@ -91,7 +92,8 @@ class Algorithm1:
         except ProblemBudgetExceeded as exc:  # the per-problem --max-calls cap: the last program is the answer
             notes["stopped"] = str(exc)
         return Attempt(loop.code, {**notes, "stages": loop.stages, "accepted": loop.accepted,
-                                   "verified": loop.verified, "kept_tests": len(loop.kept)})
+                                   "verified": loop.verified, "kept_tests": len(loop.kept),
+                                   "oracle_rounds": loop.rounds})
 
 
 class _Loop:
@@ -107,12 +109,14 @@ class _Loop:
         self.accepted = self.verified = False  # passes_all; and with at least one test run (Evaluation.verified)
         self.code = ""  # the last S
         self.history: list[str] = []  # every S the run produced, in order (for `best`)
+        self.rounds: list[str] = []  # each oracle round's outcome: malformed, rejected, executed (passed or failed)
 
-    async def ask(self, stage: str, template: str, temperature: float | None = None, **variables: str) -> str:
+    async def ask(self, stage: str, template: str, temperature: float | None = None, schema: dict | None = None,
+                  **variables: str) -> str:
         self.stages.append(stage)
         model = self.ctx.model.for_role(ROLES[stage]) if hasattr(self.ctx.model, "for_role") else self.ctx.model
         ctx = replace(self.ctx, model=model, temperature=self.ctx.temperature if temperature is None else temperature)
-        return await ask(ctx, f"paper/{template}", **variables)
+        return await ask(ctx, f"paper/{template}", schema=schema, **variables)
 
     async def run(self) -> None:
         await self.loop()
@@ -183,6 +187,8 @@ class _Loop:
             if test is None:
                 continue
             failure = await self.failure_of(self.code, test)
+            how = "executed" if self.config.live else "traced"
+            self.rounds.append(f"{how}, failed" if failure else f"{how}, passed")
             if failure is None:
                 break
             if self.config.defensive:
@@ -191,17 +197,28 @@ class _Loop:
 
     async def oracle_test(self, code: str, round_no: int) -> SuiteTest | None:
         """[O] a red-team test, kept only if the judge calls it VALID; without O, a crash-only test."""
-        reply = await self.ask("red_team", "red_team", problem=self.common["problem"], code=code,
-                               io_mode=self.common["io_mode"], entry_point=self.common["entry_point"])
-        test = parse_test(reply, self.problem.kind, self.problem.entry_point or "", f"oracle-{round_no}")
+        test = await self.red_team(code, round_no)
         if test is None:
+            self.rounds.append("malformed")
             return None
         if not self.config.oracle:
             return SuiteTest(f"generated-{len(self.stages)}", replace(test, crash_only=True))
         verdict = await self.ask("judge", "judge", problem=self.common["problem"], test=test.text(),
                                  io_mode=self.common["io_mode"])
         ok = last_verdict(verdict, "VALID", "INVALID") == "VALID"
+        if not ok:
+            self.rounds.append("rejected")
         return SuiteTest(f"generated-{len(self.stages)}", test) if ok else None
+
+    async def red_team(self, code: str, round_no: int) -> GeneratedTest | None:
+        """The red-team test as free text (the paper), or as JSON fields (`structured_oracle`)."""
+        kind, entry = self.problem.kind, self.problem.entry_point or ""
+        variables = {"problem": self.common["problem"], "code": code, "io_mode": self.common["io_mode"],
+                     "entry_point": self.common["entry_point"]}
+        if not self.config.structured_oracle:
+            return parse_test(await self.ask("red_team", "red_team", **variables), kind, entry, f"oracle-{round_no}")
+        reply = await self.ask("red_team", "red_team_structured", schema=ORACLE_SCHEMAS[kind], **variables)
+        return parse_structured_test(reply, kind, entry, f"oracle-{round_no}")
 
     async def failure_of(self, code: str, test: SuiteTest) -> str | None:
         """[L] what went wrong when the test ran on the code, or None when it passed; without L, a mental trace."""

@@ -50,12 +50,11 @@ class Strategy(Protocol):
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt: ...
 
 
-async def ask(ctx: SolveContext, template: str, **variables: str) -> str:
-    """Render a template, call the model once, return the reply text."""
+async def ask(ctx: SolveContext, template: str, *, schema: dict | None = None, **variables: str) -> str:
+    """Render a template, call the model once (asking for JSON of `schema`'s shape, if given), return the reply."""
     messages = ctx.prompts.messages(template, **variables)
-    nucleus = {} if ctx.top_p is None else {"top_p": ctx.top_p}
-    completion = await ctx.model.acomplete(messages, temperature=ctx.temperature, max_tokens=ctx.max_tokens,
-                                           **nucleus)
+    extra = {k: v for k, v in (("top_p", ctx.top_p), ("schema", schema)) if v is not None}
+    completion = await ctx.model.acomplete(messages, temperature=ctx.temperature, max_tokens=ctx.max_tokens, **extra)
     return completion.text
 
 
