@@ -264,6 +264,7 @@ def test_every_oracle_rounds_outcome_is_recorded(scripted_server, sandbox_pool, 
     router.queue("red_team", "no test here", ZERO_TEST, ZERO_TEST).queue("judge", "Wrong value.\nINVALID")
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["notes"]["oracle_rounds"][:3] == ["malformed", "rejected", "executed, failed"]
+    assert row["notes"]["judge_rejections"] == ["Wrong value."]
 
 
 @pytest.mark.parametrize(("reply", "script"), [

@@ -93,7 +93,7 @@ class Algorithm1:
             notes["stopped"] = str(exc)
         return Attempt(loop.code, {**notes, "stages": loop.stages, "accepted": loop.accepted,
                                    "verified": loop.verified, "kept_tests": len(loop.kept),
-                                   "oracle_rounds": loop.rounds})
+                                   "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections})
 
 
 class _Loop:
@@ -110,6 +110,7 @@ class _Loop:
         self.code = ""  # the last S
         self.history: list[str] = []  # every S the run produced, in order (for `best`)
         self.rounds: list[str] = []  # each oracle round's outcome: malformed, rejected, executed (passed or failed)
+        self.rejections: list[str] = []  # the judge's reason for each rejected test, in order
 
     async def ask(self, stage: str, template: str, temperature: float | None = None, schema: dict | None = None,
                   **variables: str) -> str:
@@ -208,6 +209,7 @@ class _Loop:
         ok = last_verdict(verdict, "VALID", "INVALID") == "VALID"
         if not ok:
             self.rounds.append("rejected")
+            self.rejections.append(_reason(verdict))
         return SuiteTest(f"generated-{len(self.stages)}", test) if ok else None
 
     async def red_team(self, code: str, round_no: int) -> GeneratedTest | None:
@@ -272,6 +274,12 @@ class _Loop:
 
     async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
         return await asyncio.to_thread(self.live.evaluate, code, tests)
+
+
+def _reason(verdict: str, limit: int = 300) -> str:
+    """The judge's reply without its verdict line: why it rejected the test."""
+    lines = [line for line in verdict.strip().splitlines() if line.strip() and "INVALID" not in line.upper()]
+    return " ".join(lines)[-limit:] or "(no reason given)"
 
 
 def _report(evaluation: Evaluation, limit: int = 3) -> str:
