@@ -184,6 +184,9 @@ def solve(
     max_total_tokens: Annotated[int | None, typer.Option("--max-total-tokens", help="Cap on tokens.")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="Cap on cost in USD.")] = None,
     workers: Workers = 2,
+    strategy: Annotated[str, typer.Option("--strategy", help="solidcoder+ (the pipeline, default), solidcoder (the "
+                                          "paper's Algorithm 1, options after a colon) or any bench strategy.")]
+    = "solidcoder+",
 ) -> None:
     """Write a program for PROBLEM, verified by execution. Exit 0 verified, 1 unverified, 2 bad input, 3 model or
     sandbox failure."""
@@ -196,7 +199,7 @@ def solve(
     choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, max_calls=max_calls,
                          max_total_tokens=max_total_tokens, max_cost_usd=max_cost)
     code = run_solve(load_input(problem, stdio, function, tests), config, choice, out=out, prompts_dir=prompts,
-                     prerank=prerank, workers=workers)
+                     prerank=prerank, workers=workers, strategy=strategy)
     raise typer.Exit(code)
 
 

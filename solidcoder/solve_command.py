@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rich.console import Console
@@ -89,19 +89,25 @@ def build_models(choice: ModelChoice):
     return make_roster(specs, options)
 
 
+PIPELINE = "solidcoder+"
+
+
 def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, *, out: Path | None = None,
-              prompts_dir: Path | None = None, prerank: int = 0, workers: int = 2) -> int:
+              prompts_dir: Path | None = None, prerank: int = 0, workers: int = 2, strategy: str = PIPELINE) -> int:
     """Solve `problem` and report; returns the exit code."""
     from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
     from solidcoder.prompting import PromptLibrary
 
     if out is not None and not out.parent.is_dir():
         raise BadInput(f"--out {out}: directory {out.parent} does not exist")
+    _check_strategy(strategy, config, prerank)
     prompts = PromptLibrary.from_env(prompts_dir)
     check_stage_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
     models = build_models(choice)
     if config.run_dir is None:
         config.run_dir = Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if strategy != PIPELINE:
+        return _run_strategy(strategy, problem, models, prompts, config, choice, out, workers)
     console = Console(stderr=True)
     sampling = Usage()
     with SandboxPool(SandboxConfig(workers=workers)) as pool:
@@ -111,6 +117,41 @@ def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, *, out
     _write_program(result, out)
     _print_summary(console, result, config.run_dir, sampling)
     return EXIT_CODES[result.status]
+
+
+def _check_strategy(strategy: str, config: SolveConfig, prerank: int) -> None:
+    """The pipeline's own flags (--plans, --candidates, --no-sim, --prerank ...) apply to solidcoder+ only."""
+    from solidcoder.strategies import make_strategy
+
+    if strategy == PIPELINE:
+        return
+    make_strategy(strategy)  # BadInput for an unknown name, before anything runs
+    if strategy.startswith(PIPELINE):
+        raise BadInput(f"--strategy {strategy}: solve runs {PIPELINE} ablations with --no-shift-left, --no-sim ...")
+    loop = {k: v for k, v in asdict(config).items() if k not in ("run_dir", "max_tokens")}
+    if prerank or loop != {k: v for k, v in asdict(SolveConfig()).items() if k in loop}:
+        raise BadInput(f"--plans, --candidates, --no-* and --prerank set the {PIPELINE} pipeline; with --strategy "
+                       f"{strategy} name its options in the strategy (e.g. solidcoder:candidates=3)")
+
+
+def _run_strategy(strategy: str, problem: Problem, models, prompts, config: SolveConfig, choice: ModelChoice,
+                  out: Path | None, workers: int) -> int:
+    from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+    from solidcoder.strategy_solve import solve_with_strategy
+    from solidcoder.trajectory import Trajectory
+
+    console = Console(stderr=True)
+    console.print(f"[bold cyan]{'strategy':>14}[/] {strategy}", highlight=False)
+    trajectory = Trajectory(config.run_dir, {"problem": problem.id, "strategy": strategy})
+    with SandboxPool(SandboxConfig(workers=workers)) as pool:
+        outcome = solve_with_strategy(strategy, problem, models, pool, prompts, trajectory, config.max_tokens,
+                                      choice.max_calls)
+    _write_code(outcome.code, outcome.verified, outcome.status, outcome.reason, out)
+    usage = trajectory.usage
+    console.print(f"[bold]{outcome.status}[/]: {outcome.reason}; {usage.calls} model calls, "
+                  f"{usage.prompt_tokens}/{usage.completion_tokens} tokens; trajectory: {trajectory.path}",
+                  highlight=False)
+    return EXIT_CODES[outcome.status]
 
 
 def _sampled_seed(problem, models, pool, prompts, samples: int, config: SolveConfig,
@@ -145,7 +186,11 @@ def _progress(console: Console):
 
 
 def _write_program(result: SolveResult, out: Path | None) -> None:
-    code = result.code if result.verified else f"# UNVERIFIED ({result.status}): {result.reason}\n{result.code}"
+    _write_code(result.code, result.verified, result.status, result.reason, out)
+
+
+def _write_code(code: str, verified: bool, status: str, reason: str, out: Path | None) -> None:
+    code = code if verified else f"# UNVERIFIED ({status}): {reason}\n{code}"
     if out is None:
         print(code, end="" if code.endswith("\n") else "\n")
         return

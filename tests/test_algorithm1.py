@@ -303,3 +303,25 @@ def test_a_structured_stdin_reply_becomes_a_stdio_test():
     test = parse_structured_test('{"assumption": "x", "stdin": "3 4", "property": "stdout.strip() == \'7\'"}',
                                  "stdio", "")
     assert (test.kind, test.stdin) == ("stdio", "3 4\n") and "def check(stdin, stdout):" in test.source
+
+
+WRONG_TEST = "Weak assumption: zero.\n```python\nassert add(0, 5) == 6, 'zero'\n```"  # a wrong expectation
+
+
+def test_a_kept_test_that_rejects_a_correct_answer_is_counted_as_a_false_alarm(scripted_server, sandbox_pool,
+                                                                               tmp_path):
+    from solidcoder.bench.metrics import summarize
+    from solidcoder.bench.report import precision_lines
+
+    PaperRouter(scripted_server).queue("red_team", WRONG_TEST)
+    row = solved(scripted_server, sandbox_pool, tmp_path)
+    assert row["passed"] and not row["notes"]["accepted"]  # the hidden tests accept what the wrong test rejects
+    assert (row["kept_tests"], row["false_alarms"]) == (1, 1)
+    assert precision_lines(summarize([row], [])) == [
+        "t solidcoder (m): 1 false alarms of 1 kept tests on answers the hidden tests accept (100%)"]
+
+
+def test_a_kept_test_the_correct_answer_passes_is_no_false_alarm(scripted_server, sandbox_pool, tmp_path):
+    PaperRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_TEST, "```python\nassert add(3, 4) == 7\n```")
+    row = solved(scripted_server, sandbox_pool, tmp_path)
+    assert row["passed"] and (row["kept_tests"], row["false_alarms"]) == (1, 0)

@@ -41,6 +41,8 @@ class Summary:
     cost_usd: float = 0.0
     wall_s: float = 0.0
     label: str = ""
+    kept_tests: int = 0  # tests the strategy kept on answers the hidden tests accept (oracle precision) ...
+    false_alarms: int = 0  # ... and how many of them reject those answers
 
     @property
     def pass1(self) -> float:
@@ -98,4 +100,7 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
     for name in ("calls", "prompt_tokens", "completion_tokens", "wall_s"):
         setattr(summary, name, sum(row.get(name, 0) for row in rows) / len(per_problem))
     summary.cost_usd = sum(row.get("cost_usd", 0.0) for row in rows)
+    judged = [row for row in rows if row.get("false_alarms") is not None]
+    summary.kept_tests = sum(row["kept_tests"] for row in judged)
+    summary.false_alarms = sum(row["false_alarms"] for row in judged)
     return summary

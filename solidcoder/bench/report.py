@@ -101,3 +101,11 @@ def print_tables(summaries: list[Summary]) -> None:
         for row in rows:
             table.add_row(*row)
         console.print(table)
+    for line in precision_lines(summaries):
+        console.print(line, highlight=False)
+
+
+def precision_lines(summaries: list[Summary]) -> list[str]:
+    """Oracle precision per configuration that kept tests: false alarms among tests kept on hidden-passing answers."""
+    return [f"{s.dataset} {method(s)}: {s.false_alarms} false alarms of {s.kept_tests} kept tests on answers the "
+            f"hidden tests accept ({s.false_alarms / s.kept_tests:.0%})" for s in summaries if s.kept_tests]

@@ -23,6 +23,7 @@ from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import trace_program
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import PromptLibrary
+from solidcoder.stages.live import GeneratedTest, LiveExecutor, SuiteTest
 from solidcoder.strategies.base import SolveContext, Strategy
 
 ANSWER_NAME = "_answer_"
@@ -53,7 +54,21 @@ class CodeTask:
         report = await self.judged(problem, attempt.code, problem.hidden_tests)
         failure = report.failures()[0].detail[:300] if report.failures() else ""
         return {"passed": report.passed, "tests_passed": report.pass_count, "tests_total": report.total,
-                "first_failure": failure, "code": attempt.code, "notes": attempt.notes}
+                "first_failure": failure, "code": attempt.code, "notes": attempt.notes,
+                **await self.false_alarms(problem, attempt.code, attempt.notes, report)}
+
+    async def false_alarms(self, problem: Problem, code: str, notes: dict, report: JudgeReport) -> dict[str, Any]:
+        """Oracle precision: of the tests the strategy kept, how many reject this answer although the hidden tests
+        accept it (a false alarm). Counted only on answers the hidden tests accept; absent without kept tests."""
+        kept = notes.get("kept")
+        if not isinstance(kept, list) or not kept:
+            return {}
+        if not report.passed:
+            return {"kept_tests": len(kept)}
+        tests = [SuiteTest(f"kept-{i}", GeneratedTest(**test)) for i, test in enumerate(kept)]
+        live = LiveExecutor(self.judge.pool, problem)
+        evaluation = await asyncio.get_running_loop().run_in_executor(self._executor, live.evaluate, code, tests)
+        return {"kept_tests": len(kept), "false_alarms": len(evaluation.failures())}
 
 
 class TraceTask:

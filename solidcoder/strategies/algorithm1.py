@@ -93,7 +93,8 @@ class Algorithm1:
             notes["stopped"] = str(exc)
         return Attempt(loop.code, {**notes, "stages": loop.stages, "accepted": loop.accepted,
                                    "verified": loop.verified, "kept_tests": len(loop.kept),
-                                   "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections})
+                                   "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections,
+                                   "kept": [t.test.to_dict() for t in loop.kept]})
 
 
 class _Loop:
