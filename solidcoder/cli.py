@@ -303,18 +303,21 @@ def train_orm_command(
     run_dir: Annotated[Path, typer.Option("--run-dir", help="Directory for the trained ORM.")],
     dataset: Annotated[str, typer.Option("--dataset", help="Dataset the samples answer.")] = "humaneval",
     data_file: DataFile = None,
-    max_steps: Annotated[int, typer.Option("--max-steps", help="Optimizer updates (-1: whole epochs).")] = -1,
-    learning_rate: Annotated[float, typer.Option("--lr", help="Learning rate.")] = 1e-5,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Optimizer updates (-1: whole epochs).")]
+    = None,
+    learning_rate: Annotated[float | None, typer.Option("--lr", help="Learning rate.")] = None,
+    preset: Annotated[str, typer.Option("--preset", help="default (quick) or paper (the ORM paper's training: "
+                                        "docs/training.md); --max-steps and --lr override it.")] = "default",
 ) -> None:
     """Train an outcome reward model on correct/incorrect candidate pairs (TRL RewardTrainer)."""
     from solidcoder.datasets import DataOptions, load_dataset
 
     problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
     try:
-        from solidcoder.verify.orm import OrmTrainConfig, run_train_orm
+        from solidcoder.verify.orm import orm_preset, run_train_orm
     except ImportError as exc:
         raise BadInput(f"training needs the train extra: pip install 'solidcoder[train]' ({exc})") from None
-    config = OrmTrainConfig(max_steps=max_steps, learning_rate=learning_rate)
+    config = orm_preset(preset, max_steps=max_steps, learning_rate=learning_rate)
     pairs = run_train_orm(samples, {p.id: p.statement for p in problems}, model, run_dir, config)
     typer.echo(f"trained an ORM on {pairs} pairs: {run_dir}")
 

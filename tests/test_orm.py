@@ -89,6 +89,35 @@ def test_train_orm_command_from_bench_rows(tmp_path, humaneval_file):
     assert "on 2 pairs" in done.stdout
     scorer = OrmScorer(out)
     assert len(scorer.score_texts(["a", "bb"])) == 2
+    paper = tmp_path / "orm-paper"  # the paper preset trains one ORM per seed
+    command[command.index(str(out))] = str(paper)
+    done = subprocess.run([*command, "--preset", "paper"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(d.name for d in paper.iterdir()) == ["seed-0", "seed-1", "seed-2"]
+    assert len(OrmScorer(paper / "seed-2").score_texts(["a"])) == 1
+
+
+def test_the_paper_preset_sets_the_papers_training(tmp_path):
+    from solidcoder.verify.orm import orm_preset, reward_args
+
+    config = orm_preset("paper")
+    args = reward_args(config, tmp_path)
+    assert (args.learning_rate, args.lr_scheduler_type.value, args.warmup_steps, args.num_train_epochs) == (
+        5e-6, "cosine", 0.1, 2.0)  # a warmup_steps float below 1 is a share of the steps
+    assert args.per_device_train_batch_size * args.gradient_accumulation_steps == 64
+    assert (config.max_per_side, config.seeds) == (6, (0, 1, 2))
+    default = reward_args(orm_preset("default"), tmp_path)
+    assert (default.learning_rate, default.lr_scheduler_type.value, default.warmup_steps) == (1e-5, "linear", 0)
+
+
+def test_flags_override_a_preset_and_an_unknown_preset_is_bad_input():
+    from solidcoder.errors import BadInput
+    from solidcoder.verify.orm import orm_preset
+
+    config = orm_preset("paper", learning_rate=1e-4, max_steps=None)
+    assert (config.learning_rate, config.epochs, config.max_steps) == (1e-4, 2.0, -1)
+    with pytest.raises(BadInput, match="--preset"):
+        orm_preset("paperr")
 
 
 def test_train_orm_command_rejects_unknown_problem(tmp_path, humaneval_file):

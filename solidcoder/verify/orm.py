@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from solidcoder.errors import BadInput
@@ -81,7 +81,8 @@ class OrmScorer:
 
 @dataclass
 class OrmTrainConfig:
-    """Training defaults for the ORM (see the note in the module docstring of `train_orm`)."""
+    """Training settings for the ORM. The defaults are the project's (quick, for small runs); `preset("paper")` is
+    the ORM paper's setting. `seeds` trains one ORM per seed, each under `run_dir/seed-N` when there are several."""
 
     learning_rate: float = 1e-5
     epochs: float = 1.0
@@ -90,8 +91,27 @@ class OrmTrainConfig:
     max_length: int = 2048
     max_per_side: int = 6
     warmup_steps: int = 0
+    warmup_ratio: float = 0.0
+    lr_scheduler: str = "linear"
     max_steps: int = -1
     seed: int = 0
+    seeds: tuple[int, ...] = (0,)
+
+
+# The ORM paper's training: lr 5e-6 with a cosine schedule and 10 % warmup, 2 epochs, batch 64 (8 x 8 accumulated),
+# at most 6 programs per side, 3 seeds.
+ORM_PRESETS = {
+    "default": OrmTrainConfig(),
+    "paper": OrmTrainConfig(learning_rate=5e-6, epochs=2.0, batch_size=8, gradient_accumulation_steps=8,
+                            warmup_ratio=0.1, lr_scheduler="cosine", max_per_side=6, seeds=(0, 1, 2)),
+}
+
+
+def orm_preset(name: str, **overrides) -> OrmTrainConfig:
+    """A named preset with the given (non-None) fields replaced; BadInput for an unknown name."""
+    if name not in ORM_PRESETS:
+        raise BadInput(f"unknown --preset {name!r}; choose one of: {', '.join(ORM_PRESETS)}")
+    return replace(ORM_PRESETS[name], **{k: v for k, v in overrides.items() if v is not None})
 
 
 def build_pairs(rows: list[dict], library: PromptLibrary, max_per_side: int = 6, seed: int = 0) -> list[dict]:
@@ -140,17 +160,20 @@ def read_candidate_rows(path: Path, statements: dict[str, str]) -> list[dict]:
 
 
 def run_train_orm(data: Path, statements: dict[str, str], base: str, out: Path, config: OrmTrainConfig) -> int:
-    """`solidcoder train orm`: pairs from `data`, a scalar head on `base`, trained and saved; returns #pairs."""
+    """`solidcoder train orm`: pairs from `data`, a scalar head on `base`, trained and saved once per seed (under
+    `out/seed-N` when there are several); returns the number of pairs of one run."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    pairs = build_pairs(read_candidate_rows(data, statements), PromptLibrary.from_env(), config.max_per_side,
-                        config.seed)
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
-    model.config.pad_token_id = tokenizer.pad_token_id
-    train_orm(pairs, model, tokenizer, out, config)
+    rows = read_candidate_rows(data, statements)
+    for seed in config.seeds:
+        pairs = build_pairs(rows, PromptLibrary.from_env(), config.max_per_side, seed)
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+        model.config.pad_token_id = tokenizer.pad_token_id
+        target = out if len(config.seeds) == 1 else out / f"seed-{seed}"
+        train_orm(pairs, model, tokenizer, target, replace(config, seed=seed))
     return len(pairs)
 
 
@@ -162,22 +185,31 @@ def train_orm(pairs: list[dict], base_model, tokenizer, out_dir: Path, config: O
     paper's appendix here (no internet), so set them from there for a faithful reproduction.
     """
     from datasets import Dataset
-    from trl import RewardConfig, RewardTrainer
+    from trl import RewardTrainer
 
     if not pairs:
         raise BadInput("no training pairs: need problems with at least one correct and one incorrect candidate")
-    args = RewardConfig(
-        output_dir=str(out_dir), learning_rate=config.learning_rate, num_train_epochs=config.epochs,
-        per_device_train_batch_size=config.batch_size, gradient_accumulation_steps=config.gradient_accumulation_steps,
-        max_length=config.max_length, warmup_steps=config.warmup_steps, max_steps=config.max_steps,
-        seed=config.seed, report_to=[], save_strategy="no", logging_steps=1, use_cpu=not _has_gpu(),
-    )
+    args = reward_args(config, out_dir)
     trainer = RewardTrainer(model=base_model, args=args, train_dataset=Dataset.from_list(pairs),
                             processing_class=tokenizer)
     trainer.train()
     trainer.save_model(str(out_dir))
     tokenizer.save_pretrained(str(out_dir))
     return out_dir
+
+
+def reward_args(config: OrmTrainConfig, out_dir: Path):
+    """TRL's RewardConfig for one training run of `config` (its `seed`)."""
+    from trl import RewardConfig
+
+    return RewardConfig(
+        output_dir=str(out_dir), learning_rate=config.learning_rate, num_train_epochs=config.epochs,
+        per_device_train_batch_size=config.batch_size, gradient_accumulation_steps=config.gradient_accumulation_steps,
+        # transformers 5 reads a warmup_steps float in [0, 1) as a share of the steps (it has no warmup_ratio)
+        max_length=config.max_length, warmup_steps=config.warmup_ratio or config.warmup_steps,
+        lr_scheduler_type=config.lr_scheduler, max_steps=config.max_steps, seed=config.seed, report_to=[],
+        save_strategy="no", logging_steps=1, use_cpu=not _has_gpu(),
+    )
 
 
 def _has_gpu() -> bool:
