@@ -1,4 +1,4 @@
-"""Where SolidCoder's calls and tokens went: per-stage totals over the results of a run directory.
+"""Where a strategy's calls and tokens went: per-stage totals (each row's `stage_usage`) over a run directory.
 
     python benchmarks/stage_usage.py RUN_DIR [--strategy solidcoder] [--cap 10]
 """
@@ -20,7 +20,8 @@ def main() -> None:
     rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == args.strategy]
     totals: dict[str, list[int]] = {}
     for row in rows:
-        for stage, (calls, prompt, completion) in row.get("notes", {}).get("stages", {}).items():
+        stages = row.get("stage_usage") or row.get("notes", {}).get("stages", {})  # older rows kept it in the notes
+        for stage, (calls, prompt, completion) in (stages if isinstance(stages, dict) else {}).items():
             entry = totals.setdefault(stage, [0, 0, 0])
             entry[0], entry[1], entry[2] = entry[0] + calls, entry[1] + prompt, entry[2] + completion
     all_calls = sum(t[0] for t in totals.values()) or 1

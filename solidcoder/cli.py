@@ -89,7 +89,7 @@ def prompts_list(prompts: PromptsDir = None) -> None:
 
 @prompts_app.command("show")
 def prompts_show(
-    name: Annotated[str, typer.Argument(help='Template name, e.g. "stages/code".')], prompts: PromptsDir = None
+    name: Annotated[str, typer.Argument(help='Template name, e.g. "paper/code".')], prompts: PromptsDir = None
 ) -> None:
     """Print the template NAME as it will be used (after override lookup)."""
     from solidcoder.prompting import PromptLibrary
@@ -168,38 +168,42 @@ def solve(
     prompts: PromptsDir = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the program here instead of stdout.")] = None,
     run_dir: Annotated[Path | None, typer.Option("--run-dir", help="Where trajectory.json goes.")] = None,
-    plans: Annotated[int, typer.Option("--plans", min=1, help="Plans (p).")] = 5,
-    debug_rounds: Annotated[int, typer.Option("--debug-rounds", min=0, help="Debug rounds per plan (d).")] = 5,
-    oracle_rounds: Annotated[int, typer.Option("--oracle-rounds", min=0, help="Oracle rounds per plan (a).")] = 3,
-    candidates: Annotated[int, typer.Option("--candidates", min=1, help="Code candidates per plan (K).")] = 3,
+    plans: Annotated[int | None, typer.Option("--plans", min=1, help="Plans (p; 5).")] = None,
+    debug_rounds: Annotated[int | None, typer.Option("--debug-rounds", min=0, help="Debug rounds per plan (d; 5).")]
+    = None,
+    oracle_rounds: Annotated[int | None, typer.Option("--oracle-rounds", min=0, help="Assumption-breaking rounds per "
+                                                      "plan (a; 3).")] = None,
+    candidates: Annotated[int | None, typer.Option("--candidates", min=1, help="Programs per plan (K; 1 in "
+                                                   "solidcoder, 3 in solidcoder+).")] = None,
     prerank: Annotated[int, typer.Option("--prerank", min=0, help="Sample N programs, prune and rank them, and "
                                          "start from the best.")] = 0,
     no_shift_left: Annotated[bool, typer.Option("--no-shift-left", help="Plan without edge-case analysis.")] = False,
     no_sim: Annotated[bool, typer.Option("--no-sim", help="No intermediate simulation.")] = False,
-    no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Generated tests check crashes only.")] = False,
-    no_live: Annotated[bool, typer.Option("--no-live", help="Judge generated tests by mental tracing.")] = False,
+    no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Generated tests are unjudged and check crashes "
+                                            "only.")] = False,
+    no_live: Annotated[bool, typer.Option("--no-live", help="The model's trace decides generated tests.")] = False,
     no_defensive: Annotated[bool, typer.Option("--no-defensive", help="Do not keep failing tests.")] = False,
     max_tokens: MaxTokens = None,
     max_calls: MaxCalls = None,
     max_total_tokens: Annotated[int | None, typer.Option("--max-total-tokens", help="Cap on tokens.")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="Cap on cost in USD.")] = None,
     workers: Workers = 2,
-    strategy: Annotated[str, typer.Option("--strategy", help="solidcoder+ (the pipeline, default), solidcoder (the "
-                                          "paper's Algorithm 1, options after a colon) or any bench strategy.")]
-    = "solidcoder+",
+    strategy: Annotated[str, typer.Option("--strategy", help="solidcoder+ (Algorithm 1 with the recommended "
+                                          "refinements, default), solidcoder (the paper's Algorithm 1; options after "
+                                          "a colon) or any bench strategy.")] = "solidcoder+",
 ) -> None:
     """Write a program for PROBLEM, verified by execution. Exit 0 verified, 1 unverified, 2 bad input, 3 model or
     sandbox failure."""
-    from solidcoder.pipeline import SolveConfig
-    from solidcoder.solve_command import ModelChoice, load_input, run_solve
+    from solidcoder.solve_command import ModelChoice, SolveOptions, load_input, run_solve
 
-    config = SolveConfig(plans=plans, debug_rounds=debug_rounds, oracle_rounds=oracle_rounds, candidates=candidates,
-                         shift_left=not no_shift_left, simulation=not no_sim, oracle=not no_oracle, live=not no_live,
-                         defensive=not no_defensive, max_tokens=max_tokens, run_dir=run_dir)
+    sizes = {"p": plans, "d": debug_rounds, "a": oracle_rounds, "candidates": candidates}
+    off = {"shift_left": no_shift_left, "simulation": no_sim, "oracle": no_oracle, "live": no_live,
+           "defensive": no_defensive}
+    loop = {k: v for k, v in sizes.items() if v is not None} | {k: False for k, v in off.items() if v}
+    opts = SolveOptions(strategy, loop, prerank, max_tokens, run_dir, out, prompts, workers)
     choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, max_calls=max_calls,
                          max_total_tokens=max_total_tokens, max_cost_usd=max_cost)
-    code = run_solve(load_input(problem, stdio, function, tests), config, choice, out=out, prompts_dir=prompts,
-                     prerank=prerank, workers=workers, strategy=strategy)
+    code = run_solve(load_input(problem, stdio, function, tests), opts, choice)
     raise typer.Exit(code)
 
 

@@ -2,7 +2,7 @@
 
 Lookup order (first hit wins): `--prompts DIR`, `$SOLIDCODER_PROMPTS`, the user config directory
 (`$XDG_CONFIG_HOME/solidcoder/prompts`, else `~/.config/solidcoder/prompts`), then the built-ins shipped with the
-package. A template is named by its path without `.j2`, e.g. "stages/code". Rendering uses StrictUndefined, so a
+package. A template is named by its path without `.j2`, e.g. "paper/code". Rendering uses StrictUndefined, so a
 missing variable is an error, never a silently empty prompt. A rendered template becomes chat messages by marker
 lines `=== system ===`, `=== user ===`, `=== assistant ===` (see prompts/README.md).
 """
@@ -51,15 +51,6 @@ def problem_variables(problem: Problem) -> dict[str, str]:
 
 
 TEMPLATE_VARIABLES: dict[str, set[str]] = {
-    "stages/shift_left_plan": {"problem", "language", "io_mode", "failed_plans"},
-    "stages/plan": {"problem", "language", "io_mode", "failed_plans"},
-    "stages/plan_simulate": {"problem", "plan", "sample_input", "sample_output"},
-    "stages/code": _COMMON | {"plan"},
-    "stages/simulate": {"problem", "code", "sample_input", "sample_output"},
-    "stages/oracle": {"problem", "code", "io_mode", "entry_point"},
-    "stages/oracle_judge": {"problem", "test", "io_mode"},
-    "stages/oracle_simulate": {"problem", "code", "test", "io_mode"},
-    "stages/debug": {"problem", "code", "language", "failing_input", "expected_output", "actual_output", "trace"},
     "paper/shift_left": {"problem", "language", "io_mode"},
     "paper/plan": {"problem", "language", "io_mode"},
     "paper/plan_check": {"problem", "plan"},

@@ -1,28 +1,29 @@
-"""Library side of `solidcoder solve`: read the problem, build the models, run the pipeline, show and write results.
+"""Library side of `solidcoder solve`: read the problem, build the models, run the strategy, show and write results.
 
-Progress goes to stderr (rich), the program to stdout or `--out`, the trajectory under the run directory. Exit
-codes: 0 verified, 1 unverified (budget or loop exhausted, or no test ran; the best candidate is still printed,
-marked), 2 bad input (raised as `BadInput` before anything is written), 3 infrastructure error (a model or the
-sandbox failed; the trajectory so far is on disk and the message says why).
+`solve` is a one-problem run of the bench's machinery (`strategy_solve.py`): by default the `solidcoder+` preset of
+Algorithm 1, whose loop sizes and components the --plans, --candidates, --no-* flags change. Progress goes to
+stderr (rich), the program to stdout or `--out`, the trajectory under the run directory. Exit codes: 0 verified,
+1 unverified (budget or loop exhausted, or no test ran; the last program is still printed, marked), 2 bad input
+(raised as `BadInput` before anything is written), 3 infrastructure error (a model or the sandbox failed; the
+trajectory so far is on disk and the message says why).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from solidcoder.errors import BadInput
-from solidcoder.pipeline import SolveConfig, SolveResult, solve
 from solidcoder.problem import Problem, TestCase, load_problem
-from solidcoder.stages.base import Event
 from solidcoder.textproblem import read_problem_text
-from solidcoder.trajectory import Usage
 
 EXIT_CODES = {"verified": 0, "unverified": 1, "infrastructure_error": 3}
 
@@ -38,6 +39,21 @@ class ModelChoice:
     max_calls: int | None = None
     max_total_tokens: int | None = None
     max_cost_usd: float | None = None
+
+
+@dataclass
+class SolveOptions:
+    """The strategy and how to run it. `loop` holds changes to Algorithm 1's settings (p, d, a, candidates, the
+    components), from solve's flags; they apply to the solidcoder family only."""
+
+    strategy: str = "solidcoder+"
+    loop: dict[str, Any] = field(default_factory=dict)
+    prerank: int = 0
+    max_tokens: int | None = None
+    run_dir: Path | None = None
+    out: Path | None = None
+    prompts_dir: Path | None = None
+    workers: int = 2
 
 
 def load_input(path: Path, stdio: bool = False, function: str | None = None, tests: Path | None = None) -> Problem:
@@ -78,115 +94,65 @@ def read_tests(path: Path, kind: str) -> list[TestCase]:
 
 
 def build_models(choice: ModelChoice):
+    """The roster; --max-calls is the problem's cap (kept by the recording model), tokens and cost the budget's."""
     from solidcoder.models.base import Budget, BudgetConfig
     from solidcoder.models.factory import ModelOptions, make_roster, parse_role_specs
-    from solidcoder.stages.run import check_roles
+    from solidcoder.strategies.algorithm1 import check_roles
 
     specs = parse_role_specs(choice.specs)
     check_roles(specs)
-    budget = Budget(BudgetConfig(choice.max_calls, choice.max_total_tokens, choice.max_cost_usd))
+    budget = Budget(BudgetConfig(None, choice.max_total_tokens, choice.max_cost_usd))
     options = ModelOptions(api_base=choice.api_base, api_key=choice.api_key, gguf=choice.gguf, budget=budget)
     return make_roster(specs, options)
 
 
-PIPELINE = "solidcoder+"
-
-
-def run_solve(problem: Problem, config: SolveConfig, choice: ModelChoice, *, out: Path | None = None,
-              prompts_dir: Path | None = None, prerank: int = 0, workers: int = 2, strategy: str = PIPELINE) -> int:
+def run_solve(problem: Problem, opts: SolveOptions, choice: ModelChoice) -> int:
     """Solve `problem` and report; returns the exit code."""
+    from solidcoder.core.trajectory import Trajectory
     from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
-    from solidcoder.prompting import PromptLibrary
+    from solidcoder.prompting import PromptLibrary, check_templates
+    from solidcoder.strategy_solve import SolveLimits, solve_problem
 
-    if out is not None and not out.parent.is_dir():
-        raise BadInput(f"--out {out}: directory {out.parent} does not exist")
-    _check_strategy(strategy, config, prerank)
-    prompts = PromptLibrary.from_env(prompts_dir)
-    check_stage_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
+    if opts.out is not None and not opts.out.parent.is_dir():
+        raise BadInput(f"--out {opts.out}: directory {opts.out.parent} does not exist")
+    strategy = make_solve_strategy(opts)
+    prompts = PromptLibrary.from_env(opts.prompts_dir)
+    check_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
     models = build_models(choice)
-    if config.run_dir is None:
-        config.run_dir = Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
-    if strategy != PIPELINE:
-        return _run_strategy(strategy, problem, models, prompts, config, choice, out, workers)
+    run_dir = opts.run_dir or Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
     console = Console(stderr=True)
-    sampling = Usage()
-    with SandboxPool(SandboxConfig(workers=workers)) as pool:
-        if prerank > 0:
-            config.seed_code, sampling = _sampled_seed(problem, models, pool, prompts, prerank, config, console)
-        result = solve(problem, models, pool, config, prompts=prompts, on_event=_progress(console))
-    _write_program(result, out)
-    _print_summary(console, result, config.run_dir, sampling)
-    return EXIT_CODES[result.status]
-
-
-def _check_strategy(strategy: str, config: SolveConfig, prerank: int) -> None:
-    """The pipeline's own flags (--plans, --candidates, --no-sim, --prerank ...) apply to solidcoder+ only."""
-    from solidcoder.strategies import make_strategy
-
-    if strategy == PIPELINE:
-        return
-    make_strategy(strategy)  # BadInput for an unknown name, before anything runs
-    if strategy.startswith(PIPELINE):
-        raise BadInput(f"--strategy {strategy}: solve runs {PIPELINE} ablations with --no-shift-left, --no-sim ...")
-    loop = {k: v for k, v in asdict(config).items() if k not in ("run_dir", "max_tokens")}
-    if prerank or loop != {k: v for k, v in asdict(SolveConfig()).items() if k in loop}:
-        raise BadInput(f"--plans, --candidates, --no-* and --prerank set the {PIPELINE} pipeline; with --strategy "
-                       f"{strategy} name its options in the strategy (e.g. solidcoder:candidates=3)")
-
-
-def _run_strategy(strategy: str, problem: Problem, models, prompts, config: SolveConfig, choice: ModelChoice,
-                  out: Path | None, workers: int) -> int:
-    from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
-    from solidcoder.strategy_solve import solve_with_strategy
-    from solidcoder.trajectory import Trajectory
-
-    console = Console(stderr=True)
-    console.print(f"[bold cyan]{'strategy':>14}[/] {strategy}", highlight=False)
-    trajectory = Trajectory(config.run_dir, {"problem": problem.id, "strategy": strategy})
-    with SandboxPool(SandboxConfig(workers=workers)) as pool:
-        outcome = solve_with_strategy(strategy, problem, models, pool, prompts, trajectory, config.max_tokens,
-                                      choice.max_calls)
-    _write_code(outcome.code, outcome.verified, outcome.status, outcome.reason, out)
-    usage = trajectory.usage
-    console.print(f"[bold]{outcome.status}[/]: {outcome.reason}; {usage.calls} model calls, "
-                  f"{usage.prompt_tokens}/{usage.completion_tokens} tokens; trajectory: {trajectory.path}",
-                  highlight=False)
+    console.print(f"[bold cyan]{'strategy':>14}[/] {opts.strategy}", highlight=False)
+    trajectory = Trajectory(run_dir, {"problem": problem.to_dict(), "strategy": opts.strategy,
+                                      "settings": strategy.settings()}, on_step=_progress(console))
+    limits = SolveLimits(opts.max_tokens, choice.max_calls, opts.prerank)
+    with SandboxPool(SandboxConfig(workers=opts.workers)) as pool:
+        outcome = asyncio.run(solve_problem(strategy, problem, models, pool, prompts, trajectory, limits))
+    _write_code(outcome.code, outcome.verified, outcome.status, outcome.reason, opts.out)
+    _print_summary(console, outcome)
     return EXIT_CODES[outcome.status]
 
 
-def _sampled_seed(problem, models, pool, prompts, samples: int, config: SolveConfig,
-                  console) -> tuple[str | None, Usage]:
-    """Prune-then-rank `samples` programs; the best one seeds the loop (None when every sample was pruned)."""
-    from solidcoder.verify.select import sample_then_rank
+def make_solve_strategy(opts: SolveOptions):
+    """The strategy by name, with solve's loop flags applied; BadInput when they name a strategy without a loop."""
+    from solidcoder.strategies import make_strategy
+    from solidcoder.strategies.algorithm1 import Algorithm1
 
-    sampled = sample_then_rank(problem, models, pool, prompts, samples, config.candidate_temperature,
-                               config.max_tokens)
-    ranking = sampled.ranking
-    pruned = ", ".join(f"{name} -{count}" for name, count in ranking.pruned.items())
-    console.print(f"[bold cyan]{'samples':>14}[/] {samples} sampled ({sampled.usage.prompt_tokens}+"
-                  f"{sampled.usage.completion_tokens} tokens); pruned {pruned}; "
-                  f"{len(ranking.ranked)} distinct survivors", highlight=False)
-    return (ranking.best.code if ranking.best else None), sampled.usage
-
-
-def check_stage_templates(prompts) -> None:
-    """Render every template the pipeline uses, in both I/O modes; BadInput names the first broken one."""
-    from solidcoder.prompting import TEMPLATE_VARIABLES, sample_variables
-
-    for name in (n for n in TEMPLATE_VARIABLES if n.startswith("stages/")):
-        for mode in ("call", "stdin"):
-            prompts.messages(name, **sample_variables(name, mode))
+    strategy = make_strategy(opts.strategy)  # BadInput for an unknown name, before anything runs
+    if isinstance(strategy, Algorithm1):
+        return strategy.with_settings(**opts.loop)
+    if opts.loop or opts.prerank:
+        raise BadInput(f"--plans, --debug-rounds, --oracle-rounds, --candidates, --no-* and --prerank set the loop of "
+                       f"solidcoder and solidcoder+; --strategy {opts.strategy} has none")
+    return strategy
 
 
 def _progress(console: Console):
-    def show(event: Event) -> None:
-        console.print(f"[bold cyan]{event.stage:>14}[/] {event.message}", highlight=False)
+    def show(step: dict) -> None:
+        tokens = f"{step.get('prompt_tokens', 0)}+{step.get('completion_tokens', 0)} tokens"
+        how = step["error"][:200] if "error" in step else ("replayed" if step.get("replayed") else tokens)
+        console.print(f"[bold cyan]{step['stage']:>14}[/] {how}", highlight=False)
 
     return show
-
-
-def _write_program(result: SolveResult, out: Path | None) -> None:
-    _write_code(result.code, result.verified, result.status, result.reason, out)
 
 
 def _write_code(code: str, verified: bool, status: str, reason: str, out: Path | None) -> None:
@@ -199,19 +165,27 @@ def _write_code(code: str, verified: bool, status: str, reason: str, out: Path |
     os.replace(tmp, out)
 
 
-def _print_summary(console: Console, result: SolveResult, run_dir: Path, sampling: Usage) -> None:
-    """The outcome and what it cost; `sampling` (solve --prerank) is counted in the totals and shown apart."""
-    style = {"verified": "green", "unverified": "yellow"}.get(result.status, "red")
-    table = Table(title=f"[{style}]{result.status}[/]: {result.reason}", show_header=False)
-    loop = result.usage
-    usage = Usage(loop.calls + sampling.calls, loop.prompt_tokens + sampling.prompt_tokens,
-                  loop.completion_tokens + sampling.completion_tokens, loop.cost_usd + sampling.cost_usd)
-    calls = f"{usage.calls} ({sampling.calls} of them sampling)" if sampling.calls else usage.calls
-    rows = [("plans used", result.plans_used), ("debug rounds", result.debug_rounds),
-            ("accumulated tests", len(result.accumulated_tests)), ("model calls", calls),
+def _prerank_row(header: dict) -> list[tuple[str, str]]:
+    if "prerank" not in header:
+        return []
+    ranked = header["prerank"]
+    pruned = ", ".join(f"{name} -{count}" for name, count in ranked["pruned"].items())
+    return [("prerank", f"{ranked['samples']} sampled; pruned {pruned or 'none'}; {ranked['survivors']} survivors")]
+
+
+def _print_summary(console: Console, outcome) -> None:
+    """The outcome and what it cost (calls made while sampling for --prerank are counted and shown apart)."""
+    trajectory, notes = outcome.trajectory, outcome.notes
+    style = {"verified": "green", "unverified": "yellow"}.get(outcome.status, "red")
+    table = Table(title=f"[{style}]{outcome.status}[/]: {outcome.reason}", show_header=False)
+    usage, stages = trajectory.usage, notes.get("stages", [])
+    sampled = len(trajectory.calls("direct")) if "prerank" in trajectory.header else 0
+    rows = [("plans used", stages.count("plan")), ("debug rounds", stages.count("debug") + stages.count("fix")),
+            ("accumulated tests", notes.get("kept_tests", 0)), *_prerank_row(trajectory.header),
+            ("model calls", f"{usage.calls} ({sampled} of them sampling)" if sampled else usage.calls),
             ("tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"),
-            ("cost", f"${usage.cost_usd:.4f}"), ("time", f"{result.elapsed_s:.1f} s"),
-            ("trajectory", str(run_dir / "trajectory.json"))]
+            ("cost", f"${usage.cost_usd:.4f}"), ("time", f"{trajectory.elapsed_s():.1f} s"),
+            ("trajectory", str(trajectory.path))]
     for name, value in rows:
         table.add_row(name, str(value))
     console.print(table)

@@ -1,6 +1,9 @@
-"""Script the scripted server by pipeline stage: each request is recognised by the template name it carries (the
-X-Solidcoder-Template header the client sends) and answered from that stage's queue (or its default), so pipeline
-tests state replies per stage, not in global call order, and rewording a template changes no test."""
+"""Script the scripted server by stage: each request is recognised by the template name it carries (the
+X-Solidcoder-Template header the client sends) and answered from that stage's queue (or its default), so tests
+state replies per stage, not in global call order, and rewording a template changes no test.
+
+Algorithm 1's templates (prompts/paper/) map to its stages (planning with or without edge cases is the one stage
+"plan"); any other template is its own stage, by name (e.g. "strategies/direct")."""
 
 from __future__ import annotations
 
@@ -9,19 +12,16 @@ from collections import defaultdict, deque
 from scripted_server import Action, Received, ScriptedServer, reply
 
 TEMPLATE_HEADER = "x-solidcoder-template"
+STAGE_OF_TEMPLATE = {"paper/shift_left": "plan", "paper/red_team_structured": "red_team", **{f"paper/{s}": s for s in (
+    "plan", "plan_check", "plan_refine", "code", "simulate", "red_team", "judge", "fix", "debug", "mental_execute")}}
 
-CORRECT_ADD = "```python\ndef add(a, b):\n    total = a + b\n    return total\n```"
-DEFAULTS = {
-    "plan_simulate": "Traced the sample.\nVERDICT: CORRECT",
-    "shift_left_plan": "Edge cases: negatives, zero.\n1. Return a + b.",
-    "plan": "1. Return a + b.",
-    "code": CORRECT_ADD,
-    "oracle_simulate": "Every check holds.\nPASSED",
-    "simulate": "Output matches.\nPASSED",
-    "oracle_judge": "The input respects the constraints.\nVALID",
-    "oracle": "Weak assumption: zero.\n```python\nassert add(0, 0) == 0, 'zero'\n```",
-    "debug": "The subtraction is wrong.\n" + CORRECT_ADD,
-}
+GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
+BAD = "```python\ndef add(a, b):\n    return a - b\n```"
+DEFAULTS = {"plan": "EDGE CASES:\n1. zero\n2. negatives\n3. large\nPLAN:\n1. return a + b",
+            "plan_check": "Traced.\nVERDICT: CORRECT", "plan_refine": "PLAN:\n1. return a + b", "code": GOOD,
+            "simulate": "The trace matches.\nNO CHANGE",
+            "red_team": "Weak assumption: a zero argument.\n```python\nassert add(0, 5) == 5, 'zero'\n```",
+            "judge": "Fine.\nVALID", "fix": GOOD, "debug": GOOD, "mental_execute": "Every check holds.\nPASSED"}
 
 
 def template_of(received: Received) -> str:
@@ -30,18 +30,20 @@ def template_of(received: Received) -> str:
 
 
 def stage_of(received: Received) -> str:
-    """The pipeline stage: the name of its template under prompts/stages/ (e.g. stages/oracle_judge -> oracle_judge)."""
+    """The stage of a request: Algorithm 1's stage for a paper template, else the template's name."""
     template = template_of(received)
-    return template.removeprefix("stages/") if template.startswith("stages/") else template or "unknown"
+    return STAGE_OF_TEMPLATE.get(template, template or "unknown")
 
 
 class StageRouter:
-    """Installs itself as the server's responder; `queue(stage, *texts_or_actions)` scripts one stage."""
+    """Installs itself as the server's responder; `queue(stage, *texts_or_actions)` scripts one stage, keyword
+    arguments replace a stage's default reply. `seen` is the stage of every request, in order."""
 
-    def __init__(self, server: ScriptedServer, defaults: dict[str, str] | None = None):
+    def __init__(self, server: ScriptedServer, **defaults: str):
         self.server = server
-        self.defaults = {**DEFAULTS, **(defaults or {})}
+        self.defaults = {**DEFAULTS, **defaults}
         self.queues: dict[str, deque[Action]] = defaultdict(deque)
+        self.seen: list[str] = []
         server.responder = self._respond
 
     def queue(self, stage: str, *items: str | Action) -> StageRouter:
@@ -50,13 +52,10 @@ class StageRouter:
 
     def _respond(self, received: Received) -> Action:
         stage = stage_of(received)
+        self.seen.append(stage)
         if self.queues[stage]:
             return self.queues[stage].popleft()
         return reply(self.defaults.get(stage, "no script for this stage"), 11, 13)
-
-    def stages(self) -> list[str]:
-        """The stage of every chat request so far, in order."""
-        return [stage_of(r) for r in self.server.chat_requests()]
 
     def requests(self, stage: str) -> list[Received]:
         return [r for r in self.server.chat_requests() if stage_of(r) == stage]

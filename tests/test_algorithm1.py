@@ -5,44 +5,16 @@ its own queue (recognised by the template name the request carries); the sandbox
 from __future__ import annotations
 
 import sys
-from collections import defaultdict, deque
 
 import pytest
-from scripted_server import reply
-from stage_router import template_of
+from stage_router import BAD, GOOD, STAGE_OF_TEMPLATE, StageRouter, template_of
 from test_bench_strategies import ADD, run
 
 from solidcoder.stages.base import extract_code
 from solidcoder.strategies import make_strategy
 
-# The stage of each template under prompts/paper/ (planning with or without edge cases is the one stage "plan").
-STAGE_OF_TEMPLATE = {"paper/shift_left": "plan", "paper/red_team_structured": "red_team", **{f"paper/{s}": s for s in (
-    "plan", "plan_check", "plan_refine", "code", "simulate", "red_team", "judge", "fix", "debug", "mental_execute")}}
-GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
-BAD = "```python\ndef add(a, b):\n    return a - b\n```"
 ZERO_BUG = "```python\ndef add(a, b):\n    return a + b if a else 0\n```"  # passes add(1, 2), fails add(0, 5)
 ZERO_TEST = "Weak assumption: a zero argument.\n```python\nassert add(0, 5) == 5, 'zero'\n```"
-DEFAULTS = {"plan": "EDGE CASES:\n1. zero\n2. negatives\n3. large\nPLAN:\n1. return a + b",
-            "plan_check": "Traced.\nVERDICT: CORRECT", "plan_refine": "PLAN:\n1. return a + b", "code": GOOD,
-            "simulate": "The trace matches.\nNO CHANGE", "red_team": ZERO_TEST, "judge": "Fine.\nVALID",
-            "fix": GOOD, "debug": GOOD, "mental_execute": "Every check holds.\nPASSED"}
-
-
-class PaperRouter:
-    """Answers each stage from its queue, else its default; remembers the stage of every request in order."""
-
-    def __init__(self, server, **defaults: str):
-        self.defaults, self.queues, self.seen = {**DEFAULTS, **defaults}, defaultdict(deque), []
-        server.responder = self._respond
-
-    def queue(self, stage: str, *texts: str) -> PaperRouter:
-        self.queues[stage].extend(texts)
-        return self
-
-    def _respond(self, received):
-        stage = STAGE_OF_TEMPLATE.get(template_of(received), "unknown")
-        self.seen.append(stage)
-        return reply(self.queues[stage].popleft() if self.queues[stage] else self.defaults.get(stage, "?"), 11, 13)
 
 
 def solved(server, sandbox_pool, tmp_path, name="solidcoder"):
@@ -56,7 +28,7 @@ def model_stages(notes: dict) -> list[str]:
 
 
 def test_right_at_once(scripted_server, sandbox_pool, tmp_path):
-    router = PaperRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4, 'sum'\n```")
+    router = StageRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4, 'sum'\n```")
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["notes"]["stages"] == ["plan", "plan_check", "code", "simulate", "red_team", "judge", "execute",
                                       "passes_all"]
@@ -65,7 +37,7 @@ def test_right_at_once(scripted_server, sandbox_pool, tmp_path):
 
 
 def test_a_failing_oracle_test_is_kept_and_the_fix_replaces_the_code(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_TEST, "```python\nassert add(3, 4) == 7\n```")
+    StageRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_TEST, "```python\nassert add(3, 4) == 7\n```")
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["notes"]["stages"] == ["plan", "plan_check", "code", "simulate", "red_team", "judge", "execute",
                                       "fix", "red_team", "judge", "execute", "passes_all"]
@@ -74,7 +46,7 @@ def test_a_failing_oracle_test_is_kept_and_the_fix_replaces_the_code(scripted_se
 
 def test_a_passing_oracle_test_ends_the_rounds_then_debugging_fixes_the_public_test(scripted_server, sandbox_pool,
                                                                                     tmp_path):
-    PaperRouter(scripted_server, code=BAD, red_team="```python\nassert add(0, 0) == 0, 'zero'\n```")
+    StageRouter(scripted_server, code=BAD, red_team="```python\nassert add(0, 0) == 0, 'zero'\n```")
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["notes"]["stages"] == ["plan", "plan_check", "code", "simulate", "red_team", "judge", "execute",
                                       "passes_all", "debug", "passes_all"]
@@ -82,7 +54,7 @@ def test_a_passing_oracle_test_ends_the_rounds_then_debugging_fixes_the_public_t
 
 
 def test_always_wrong_spends_exactly_the_calls_algorithm_1_implies(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=BAD, fix=BAD, debug=BAD)
+    StageRouter(scripted_server, code=BAD, fix=BAD, debug=BAD)
     row = solved(scripted_server, sandbox_pool, tmp_path)
     p, d, a = 5, 5, 3
     planning, code, simulation, per_round = 2, 1, 1, 3  # plan + plan_check; red_team + judge + fix
@@ -91,26 +63,26 @@ def test_always_wrong_spends_exactly_the_calls_algorithm_1_implies(scripted_serv
 
 
 def test_a_plan_that_fails_its_hand_check_is_refined_once(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server).queue("plan_check", "Wrong on the sample.\nVERDICT: INCORRECT")
+    StageRouter(scripted_server).queue("plan_check", "Wrong on the sample.\nVERDICT: INCORRECT")
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["notes"]["stages"][:4] == ["plan", "plan_check", "plan_refine", "code"]
 
 
 def test_a_rejected_oracle_test_is_not_executed_and_the_next_round_tries_again(scripted_server, sandbox_pool,
                                                                                tmp_path):
-    PaperRouter(scripted_server).queue("judge", "It asserts a wrong value.\nINVALID")
+    StageRouter(scripted_server).queue("judge", "It asserts a wrong value.\nINVALID")
     stages = solved(scripted_server, sandbox_pool, tmp_path)["notes"]["stages"]
     assert stages[4:9] == ["red_team", "judge", "red_team", "judge", "execute"]
 
 
 def test_every_call_is_greedy_with_the_papers_top_p(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server)
+    StageRouter(scripted_server)
     solved(scripted_server, sandbox_pool, tmp_path)
     assert {(r.body.get("temperature"), r.body.get("top_p")) for r in scripted_server.chat_requests()} == {(0.0, 0.95)}
 
 
 def test_the_paper_templates_are_used(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server)
+    StageRouter(scripted_server)
     solved(scripted_server, sandbox_pool, tmp_path)
     first = scripted_server.chat_requests()[0].body["messages"][-1]["content"]
     assert "exactly three edge cases" in first and ADD.statement in first
@@ -120,7 +92,7 @@ def test_the_paper_templates_are_used(scripted_server, sandbox_pool, tmp_path):
 
 
 def test_without_shift_left_the_plan_names_no_edge_cases(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```")
+    StageRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```")
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder_no_shift_left")
     first = scripted_server.chat_requests()[0].body["messages"][-1]["content"]
     assert "edge case" not in first and "Write a step-by-step plan" in first
@@ -128,27 +100,27 @@ def test_without_shift_left_the_plan_names_no_edge_cases(scripted_server, sandbo
 
 
 def test_without_simulation_the_program_is_not_traced(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```")
+    StageRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```")
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder_no_simulation")
     assert row["notes"]["stages"] == ["plan", "plan_check", "code", "red_team", "judge", "execute", "passes_all"]
 
 
 def test_without_oracle_tests_are_unjudged_and_only_a_crash_fails_them(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=ZERO_BUG)  # the zero test's assertion fails, but nothing crashes
+    StageRouter(scripted_server, code=ZERO_BUG)  # the zero test's assertion fails, but nothing crashes
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder_no_oracle")
     assert row["notes"]["stages"] == ["plan", "plan_check", "code", "simulate", "red_team", "execute", "passes_all"]
     assert row["notes"]["kept_tests"] == 0
 
 
 def test_without_live_the_models_trace_decides_instead_of_an_execution(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server).queue("mental_execute", "It fails.\nFAILED")
+    StageRouter(scripted_server).queue("mental_execute", "It fails.\nFAILED")
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder_no_live")
     assert row["notes"]["stages"][4:9] == ["red_team", "judge", "mental_execute", "fix", "red_team"]
     assert "execute" not in row["notes"]["stages"]
 
 
 def test_without_defensive_a_failing_test_is_fixed_but_not_kept(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_TEST, "```python\nassert add(3, 4) == 7\n```")
+    StageRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_TEST, "```python\nassert add(3, 4) == 7\n```")
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder_no_defensive")
     assert "fix" in row["notes"]["stages"] and row["notes"]["kept_tests"] == 0
 
@@ -169,14 +141,14 @@ def calls_by_stage(server) -> list[tuple[str, float]]:
 
 def test_candidates_k_writes_k_programs_per_plan_and_keeps_the_one_passing_most(scripted_server, sandbox_pool,
                                                                                 tmp_path):
-    PaperRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```").queue("code", BAD, GOOD, BAD)
+    StageRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```").queue("code", BAD, GOOD, BAD)
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:candidates=3")
     assert [t for s, t in calls_by_stage(scripted_server) if s == "code"] == [0.0, 0.8, 0.8]
     assert row["passed"] and row["notes"]["accepted"] and row["calls"] == 2 + 3 + 1 + 2  # plan, K codes, [I], O
 
 
 def test_monotonic_fixes_keep_the_program_when_a_fix_loses_a_passed_test(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=ZERO_BUG, fix=BAD, debug=BAD)
+    StageRouter(scripted_server, code=ZERO_BUG, fix=BAD, debug=BAD)
     paper = solved(scripted_server, sandbox_pool, tmp_path / "paper")
     monotonic = solved(scripted_server, sandbox_pool, tmp_path / "monotonic", "solidcoder:monotonic")
     assert paper["code"] == extract_code(BAD)  # the paper replaces S unconditionally
@@ -185,21 +157,21 @@ def test_monotonic_fixes_keep_the_program_when_a_fix_loses_a_passed_test(scripte
 
 
 def test_best_answers_with_the_program_that_passes_most_not_the_last(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=ZERO_BUG, fix=BAD, debug=BAD)
+    StageRouter(scripted_server, code=ZERO_BUG, fix=BAD, debug=BAD)
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:best")
     assert row["code"] == extract_code(ZERO_BUG) and row["notes"]["stages"][-1] == "choose_best"
     assert not row["notes"]["accepted"] and row["calls"] == 90
 
 
 def test_oracle_gating_breaks_assumptions_only_once_the_public_tests_pass(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=BAD, fix=BAD, debug=BAD)
+    StageRouter(scripted_server, code=BAD, fix=BAD, debug=BAD)
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:oracle_gating")
     assert "red_team" not in row["notes"]["stages"]
     assert row["calls"] == 5 * (2 + 1 + 1 + 5) == 45  # p x (planning + code + [I] + d): no assumption breaking
 
 
 def test_trace_feedback_shows_the_real_variable_values_in_the_debug_prompt(scripted_server, sandbox_pool, tmp_path):
-    router = PaperRouter(scripted_server, code=BAD, fix=BAD).queue("debug", GOOD)
+    router = StageRouter(scripted_server, code=BAD, fix=BAD).queue("debug", GOOD)
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:trace_feedback")
     debug = next(r for r in scripted_server.chat_requests() if template_of(r) == "paper/debug")
     prompt = debug.body["messages"][-1]["content"]
@@ -208,7 +180,7 @@ def test_trace_feedback_shows_the_real_variable_values_in_the_debug_prompt(scrip
 
 
 def test_the_paper_setting_shows_no_trace(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=BAD, fix=BAD).queue("debug", GOOD)
+    StageRouter(scripted_server, code=BAD, fix=BAD).queue("debug", GOOD)
     solved(scripted_server, sandbox_pool, tmp_path)
     debug = next(r for r in scripted_server.chat_requests() if template_of(r) == "paper/debug")
     assert "a real trace" not in debug.body["messages"][-1]["content"]
@@ -233,7 +205,7 @@ def test_pipeline_roles_get_their_own_models_on_algorithm_1(scripted_server, tmp
     from bench_support import run_cli
     from test_bench_strategies import dump_problems
 
-    PaperRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```")
+    StageRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4\n```")
     dump_problems([ADD], tmp_path / "add.jsonl")
     done = run_cli([sys.executable, "-m", "solidcoder", "bench", "--dataset", "humaneval", "--data-file",
                     str(tmp_path / "add.jsonl"), "--strategy", "solidcoder", "--model", "openai/coder-model",
@@ -250,7 +222,7 @@ SUM_JSON = 'Here it is: {"assumption": "sums", "call": "add(3, 4)", "property": 
 
 
 def test_structured_oracle_asks_for_json_fields_and_assembles_the_test(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_JSON, SUM_JSON)
+    StageRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_JSON, SUM_JSON)
     row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:structured_oracle")
     red_team = [r for r in scripted_server.chat_requests() if template_of(r) == "paper/red_team_structured"]
     assert red_team and red_team[0].body["response_format"]["json_schema"]["schema"]["required"] == [
@@ -260,7 +232,7 @@ def test_structured_oracle_asks_for_json_fields_and_assembles_the_test(scripted_
 
 
 def test_every_oracle_rounds_outcome_is_recorded(scripted_server, sandbox_pool, tmp_path):
-    router = PaperRouter(scripted_server, code=ZERO_BUG, fix=ZERO_BUG)
+    router = StageRouter(scripted_server, code=ZERO_BUG, fix=ZERO_BUG)
     router.queue("red_team", "no test here", ZERO_TEST, ZERO_TEST).queue("judge", "Wrong value.\nINVALID")
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["notes"]["oracle_rounds"][:3] == ["malformed", "rejected", "executed, failed"]
@@ -313,7 +285,7 @@ def test_a_kept_test_that_rejects_a_correct_answer_is_counted_as_a_false_alarm(s
     from solidcoder.bench.metrics import summarize
     from solidcoder.bench.report import precision_lines
 
-    PaperRouter(scripted_server).queue("red_team", WRONG_TEST)
+    StageRouter(scripted_server).queue("red_team", WRONG_TEST)
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["passed"] and not row["notes"]["accepted"]  # the hidden tests accept what the wrong test rejects
     assert (row["kept_tests"], row["false_alarms"]) == (1, 1)
@@ -322,6 +294,6 @@ def test_a_kept_test_that_rejects_a_correct_answer_is_counted_as_a_false_alarm(s
 
 
 def test_a_kept_test_the_correct_answer_passes_is_no_false_alarm(scripted_server, sandbox_pool, tmp_path):
-    PaperRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_TEST, "```python\nassert add(3, 4) == 7\n```")
+    StageRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_TEST, "```python\nassert add(3, 4) == 7\n```")
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["passed"] and (row["kept_tests"], row["false_alarms"]) == (1, 0)

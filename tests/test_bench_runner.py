@@ -14,11 +14,11 @@ import pytest
 from bench_support import bench_command, canonical_responder, entry_point_of, humaneval_rows, rows, run_cli
 from scripted_server import reply
 
-from solidcoder.bench.calls import Limiter
 from solidcoder.bench.metrics import pass_at_k, summarize
 from solidcoder.bench.runner import BenchRunner, RunSpec
 from solidcoder.bench.store import ResultStore, repair_tail
 from solidcoder.bench.tasks import CodeTask, TraceTask, parse_answer, same_value
+from solidcoder.core.calls import Limiter
 from solidcoder.datasets import DataOptions, load_dataset, load_trace_items
 from solidcoder.models.base import BudgetConfig
 from solidcoder.models.factory import ModelOptions, make_model
@@ -190,16 +190,21 @@ def test_answers_in_the_forms_small_models_end_on():
     assert parse_answer("ANSWER: `[1]`\nbut I may be wrong") == [1]  # a tagged answer wins over the last line
 
 
-def test_limiter_is_shared_by_sync_and_async_paths():
-    limiter = Limiter(3)
-    assert limiter.threads._value == 3
-    assert asyncio.run(_acquire(limiter)) == 3
+def test_the_limiter_holds_at_most_n_calls_in_flight():
+    limiter, in_flight, peak = Limiter(2), [0], [0]
 
+    async def call() -> None:
+        async with limiter.tasks:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+            await asyncio.sleep(0.01)
+            in_flight[0] -= 1
 
-async def _acquire(limiter: Limiter) -> int:
-    async with limiter.tasks:
-        pass
-    return limiter.tasks._value
+    async def calls() -> None:
+        await asyncio.gather(*(call() for _ in range(6)))
+
+    asyncio.run(calls())
+    assert peak[0] == 2
 
 
 def test_cli_trace_task_and_strategy_check(scripted_server, fixture_data, tmp_path):

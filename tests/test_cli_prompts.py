@@ -21,27 +21,27 @@ def cli(*args, tmp_path, extra_env=None):
 
 
 def test_list_shows_every_template_and_override_origin(tmp_path):
-    override = tmp_path / "mine" / "stages"
+    override = tmp_path / "mine" / "paper"
     override.mkdir(parents=True)
     (override / "code.j2").write_text("=== user ===\n{{ problem }}\n")
     done = cli("prompts", "list", "--prompts", str(tmp_path / "mine"), tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = {line.split()[0]: line for line in done.stdout.splitlines()}
     assert set(lines) == set(TEMPLATE_VARIABLES)
-    assert "--prompts" in lines["stages/code"] and str(override / "code.j2") in lines["stages/code"]
-    assert "built-in" in lines["stages/debug"]
+    assert "--prompts" in lines["paper/code"] and str(override / "code.j2") in lines["paper/code"]
+    assert "built-in" in lines["paper/debug"]
 
 
 def test_show_prints_the_template(tmp_path):
-    done = cli("prompts", "show", "stages/oracle_judge", tmp_path=tmp_path)
+    done = cli("prompts", "show", "paper/judge", tmp_path=tmp_path)
     assert done.returncode == 0
-    assert done.stdout == (REPO / "prompts" / "stages" / "oracle_judge.j2").read_text()
+    assert done.stdout == (REPO / "prompts" / "paper" / "judge.j2").read_text()
 
 
 def test_show_unknown_name_exits_2(tmp_path):
-    done = cli("prompts", "show", "stages/nope", tmp_path=tmp_path)
+    done = cli("prompts", "show", "paper/nope", tmp_path=tmp_path)
     assert done.returncode == 2
-    expected = "error: unknown prompt 'stages/nope'; `solidcoder prompts list` shows the available ones"
+    expected = "error: unknown prompt 'paper/nope'; `solidcoder prompts list` shows the available ones"
     assert done.stderr.strip() == expected
 
 
@@ -54,13 +54,13 @@ def test_export_then_check_round_trip(tmp_path):
 
 
 def test_check_reports_broken_override_with_exit_2(tmp_path):
-    broken = tmp_path / "broken" / "stages"
+    broken = tmp_path / "broken" / "paper"
     broken.mkdir(parents=True)
     (broken / "simulate.j2").write_text("=== user ===\n{{ problem }}\n{{ sample_inptu }}\n")
     done = cli("prompts", "check", tmp_path=tmp_path, extra_env={"SOLIDCODER_PROMPTS": str(tmp_path / "broken")})
     assert done.returncode == 2
     assert f"{broken / 'simulate.j2'}:3:" in done.stderr and "sample_inptu" in done.stderr
-    syntax = tmp_path / "syntax" / "stages"
+    syntax = tmp_path / "syntax" / "paper"
     syntax.mkdir(parents=True)
     (syntax / "code.j2").write_text("=== user ===\n{{ problem \n")
     done = cli("prompts", "check", "--prompts", str(tmp_path / "syntax"), tmp_path=tmp_path)

@@ -1,5 +1,6 @@
-"""`solidcoder solve` as a user runs it, against the scripted server: program on stdout or --out, trajectory on disk,
-exit codes 0 / 1 / 2 / 3 (1 also when no test ran), and nothing written on bad input."""
+"""`solidcoder solve` as a user runs it (the default `solidcoder+` preset of Algorithm 1), against the scripted
+server: program on stdout or --out, trajectory on disk, exit codes 0 / 1 / 2 / 3 (1 also when no test ran), and
+nothing written on bad input."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from scripted_server import status
-from test_pipeline import SUM_OK, WRONG_ADD
+from stage_router import BAD, template_of
 
 REPO = Path(__file__).resolve().parents[1]
 ADD_TXT = "Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n>>> add(-1, 1)\n0\n"
 FAST = ["--plans", "1", "--debug-rounds", "1", "--oracle-rounds", "1", "--candidates", "1"]
-
+SUM_OK = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 
 
 @pytest.fixture
@@ -36,10 +37,13 @@ def test_verified_program_on_stdout_with_summary_and_trajectory(router, scripted
     done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("def add(a, b):") and "UNVERIFIED" not in done.stdout
-    assert "verified" in done.stderr and "model calls" in done.stderr and "shift_left" not in done.stdout
+    assert "verified" in done.stderr and "model calls" in done.stderr and "EDGE CASES" not in done.stdout
     trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
     assert trajectory["outcome"]["verified"] and trajectory["problem"]["entry_point"] == "add"
+    assert trajectory["strategy"] == "solidcoder+" and trajectory["settings"]["monotonic"]
     assert trajectory["usage"]["calls"] == len(scripted_server.chat_requests())
+    sent = [template_of(r) for r in scripted_server.chat_requests()]
+    assert [s["template"] for s in trajectory["steps"]] == sent  # one step per call, in order
 
 
 def test_out_file_and_extra_tests(router, scripted_server, add_txt, tmp_path):
@@ -54,11 +58,19 @@ def test_out_file_and_extra_tests(router, scripted_server, add_txt, tmp_path):
     assert len(trajectory["problem"]["public_tests"]) == 3
 
 
-def test_unverified_exit_1_prints_best_candidate_marked(router, scripted_server, add_txt, tmp_path):
-    router.defaults.update(code=WRONG_ADD, debug=WRONG_ADD)
+def test_unverified_exit_1_prints_the_program_marked(router, scripted_server, add_txt, tmp_path):
+    router.defaults.update(code=BAD, fix=BAD, debug=BAD)
     done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"), "--max-calls", "3")
     assert done.returncode == 1, done.stderr
-    assert done.stdout.startswith("# UNVERIFIED") and "budget" in done.stdout and "a - b" in done.stdout
+    assert done.stdout.startswith("# UNVERIFIED") and "per-problem cap of 3" in done.stdout and "a - b" in done.stdout
+
+
+def test_a_spent_token_budget_answers_with_the_program_so_far(router, scripted_server, add_txt, tmp_path):
+    router.defaults.update(code=BAD, fix=BAD, debug=BAD)
+    done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"), "--max-total-tokens", "60")
+    assert done.returncode == 1, done.stderr
+    assert "run budget exhausted" in done.stdout and "a - b" in done.stdout
+    assert len(scripted_server.chat_requests()) == 3  # 24 tokens a call: the fourth would pass the cap
 
 
 def test_no_recognised_tests_exit_1_says_no_tests_ran(router, scripted_server, tmp_path):
@@ -69,7 +81,7 @@ def test_no_recognised_tests_exit_1_says_no_tests_ran(router, scripted_server, t
 
 
 def test_fatal_model_error_exit_3_says_why(router, scripted_server, add_txt, tmp_path):
-    router.queue("code", status(401, "bad key"))
+    router.queue("plan", status(401, "bad key"))
     done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"))
     assert done.returncode == 3
     assert "authentication failed" in done.stderr
@@ -88,8 +100,8 @@ def test_fatal_model_error_exit_3_says_why(router, scripted_server, add_txt, tmp
 def test_bad_input_exit_2_one_line_nothing_written(args, message, add_txt, tmp_path):
     (tmp_path / "prose.txt").write_text("Only prose here.")
     (tmp_path / "bad.json").write_text('[{"stdin": "1"}]')
-    (tmp_path / "prompts" / "stages").mkdir(parents=True)
-    (tmp_path / "prompts" / "stages" / "debug.j2").write_text("Fix {{ cod }}")
+    (tmp_path / "prompts" / "paper").mkdir(parents=True)
+    (tmp_path / "prompts" / "paper" / "debug.j2").write_text("Fix {{ cod }}")
     names = {"prose": str(tmp_path / "prose.txt"), "add": str(add_txt), "bad_tests": str(tmp_path / "bad.json"),
              "tmp": str(tmp_path)}
     done = solve(None, *[a.format(**names) for a in args], "--run-dir", str(tmp_path / "run"))
@@ -98,10 +110,13 @@ def test_bad_input_exit_2_one_line_nothing_written(args, message, add_txt, tmp_p
     assert not (tmp_path / "run").exists() and done.stdout == ""
 
 
-def test_ablation_flags_reach_the_pipeline(router, scripted_server, add_txt, tmp_path):
+def test_loop_flags_set_algorithm_1_and_each_ablation_removes_its_stage(router, scripted_server, add_txt, tmp_path):
     flags = ["--no-shift-left", "--no-sim", "--no-oracle", "--no-live", "--no-defensive"]
     done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"), *flags)
     assert done.returncode == 0, done.stderr
-    config = json.loads((tmp_path / "run" / "trajectory.json").read_text())["config"]
-    assert [config[k] for k in ("shift_left", "simulation", "oracle", "live", "defensive")] == [False] * 5
-    assert router.stages() == ["plan", "plan_simulate", "code", "oracle", "oracle_judge", "oracle_simulate"]
+    settings = json.loads((tmp_path / "run" / "trajectory.json").read_text())["settings"]
+    assert [settings[k] for k in ("shift_left", "simulation", "oracle", "live", "defensive")] == [False] * 5
+    assert (settings["p"], settings["d"], settings["a"], settings["candidates"]) == (1, 1, 1, 1)
+    # no edge cases, no simulation, no judge (a crash-only test), no execution (the model traces the test)
+    assert router.seen == ["plan", "plan_check", "code", "red_team", "mental_execute"]
+    assert "EDGE CASES" not in router.prompt("plan") and "edge case" not in router.prompt("plan").lower()

@@ -59,28 +59,28 @@ def test_template_renders_to_system_and_user_messages(name, io_mode, clean_env):
 
 def test_io_mode_changes_the_instructions(clean_env):
     library = PromptLibrary.from_env()
-    call = library.render("stages/code", **sample_variables("stages/code", "call"))
-    stdin = library.render("stages/code", **sample_variables("stages/code", "stdin"))
-    assert "function named `solve`" in call and "standard input" not in call
+    call = library.render("paper/code", **sample_variables("paper/code", "call"))
+    stdin = library.render("paper/code", **sample_variables("paper/code", "stdin"))
+    assert "function `solve`" in call and "standard input" not in call
     assert "standard input" in stdin and "`solve`" not in stdin
 
 
 def test_lookup_order_prompts_dir_then_env_then_user_config_then_builtin(monkeypatch, clean_env):
     flag_dir, env_dir, user_root = clean_env / "flag", clean_env / "env", clean_env / "config"
     for root, tag in ((flag_dir, "flag"), (env_dir, "env"), (user_root / "solidcoder" / "prompts", "user")):
-        write(root, "stages/code", f"from {tag}")
+        write(root, "paper/code", f"from {tag}")
         write(root, f"only/{tag}", f"only {tag}")
     monkeypatch.setenv("SOLIDCODER_PROMPTS", str(env_dir))
     full = PromptLibrary.from_env(flag_dir)
-    assert full.render("stages/code") == "from flag"
+    assert full.render("paper/code") == "from flag"
     assert [full.render(f"only/{t}") for t in ("flag", "env", "user")] == ["only flag", "only env", "only user"]
-    assert full.source("stages/code").origin == "--prompts"
-    assert full.source("stages/debug").origin == "built-in"
-    assert PromptLibrary.from_env().render("stages/code") == "from env"
+    assert full.source("paper/code").origin == "--prompts"
+    assert full.source("paper/debug").origin == "built-in"
+    assert PromptLibrary.from_env().render("paper/code") == "from env"
     monkeypatch.delenv("SOLIDCODER_PROMPTS")
-    assert PromptLibrary.from_env().render("stages/code") == "from user"
-    (user_root / "solidcoder" / "prompts" / "stages" / "code.j2").unlink()
-    assert PromptLibrary.from_env().render("stages/code", **sample_variables("stages/code")).startswith("=== system")
+    assert PromptLibrary.from_env().render("paper/code") == "from user"
+    (user_root / "solidcoder" / "prompts" / "paper" / "code.j2").unlink()
+    assert PromptLibrary.from_env().render("paper/code", **sample_variables("paper/code")).startswith("=== system")
 
 
 def test_missing_prompts_dir_is_bad_input(clean_env):
@@ -89,16 +89,16 @@ def test_missing_prompts_dir_is_bad_input(clean_env):
 
 
 def test_unknown_variable_names_file_line_and_variable(clean_env):
-    path = write(clean_env / "p", "stages/code", "=== user ===\n{{ problem }}\n{{ planz }}\n")
+    path = write(clean_env / "p", "paper/code", "=== user ===\n{{ problem }}\n{{ planz }}\n")
     with pytest.raises(BadInput) as info:
-        PromptLibrary.from_env(clean_env / "p").render("stages/code", problem="x")
+        PromptLibrary.from_env(clean_env / "p").render("paper/code", problem="x")
     assert f"{path}:3:" in str(info.value) and "'planz' is undefined" in str(info.value)
 
 
 def test_syntax_error_names_file_and_line(clean_env):
-    path = write(clean_env / "p", "stages/code", "=== user ===\nok\n{% if problem %}\nno end\n")
+    path = write(clean_env / "p", "paper/code", "=== user ===\nok\n{% if problem %}\nno end\n")
     with pytest.raises(BadInput, match=rf"{path}:\d+: template syntax error"):
-        PromptLibrary.from_env(clean_env / "p").render("stages/code", problem="x")
+        PromptLibrary.from_env(clean_env / "p").render("paper/code", problem="x")
 
 
 def test_check_finds_unknown_variable_in_a_branch_not_taken(clean_env):
@@ -109,8 +109,8 @@ def test_check_finds_unknown_variable_in_a_branch_not_taken(clean_env):
 
 
 def test_unknown_template_is_bad_input(clean_env):
-    with pytest.raises(BadInput, match="unknown prompt 'stages/nope'"):
-        PromptLibrary.from_env().render("stages/nope")
+    with pytest.raises(BadInput, match="unknown prompt 'paper/nope'"):
+        PromptLibrary.from_env().render("paper/nope")
 
 
 def test_split_messages():
@@ -127,9 +127,9 @@ def test_split_messages():
 
 def test_export_copies_the_winning_files(clean_env):
     override = clean_env / "p"
-    write(override, "stages/code", "mine")
+    write(override, "paper/code", "mine")
     written = PromptLibrary.from_env(override).export(clean_env / "out")
     assert len(written) == len(TEMPLATE_VARIABLES)
-    assert (clean_env / "out" / "stages" / "code.j2").read_text() == "mine"
-    builtin = (builtin_dir() / "stages" / "debug.j2").read_text()
-    assert (clean_env / "out" / "stages" / "debug.j2").read_text() == builtin
+    assert (clean_env / "out" / "paper" / "code.j2").read_text() == "mine"
+    builtin = (builtin_dir() / "paper" / "debug.j2").read_text()
+    assert (clean_env / "out" / "paper" / "debug.j2").read_text() == builtin

@@ -1,10 +1,10 @@
-"""`solve --prerank N` against the scripted server: N samples are pruned and ranked, the best seeds the loop."""
+"""`solve --prerank N` against the scripted server: N samples are pruned and ranked, the best seeds Algorithm 1."""
 
 from __future__ import annotations
 
 import json
 
-from stage_router import CORRECT_ADD, StageRouter, stage_of
+from stage_router import GOOD, StageRouter
 from test_cli_solve import solve
 
 WRONG = "```python\ndef add(a, b):\n    return a - b\n```"
@@ -13,16 +13,15 @@ BROKEN = "```python\ndef add(a, b)\n    return a\n```"
 
 def test_samples_are_pruned_ranked_and_the_best_seeds_the_loop(scripted_server, tmp_path):
     router = StageRouter(scripted_server)
-    router.queue("strategies/direct", BROKEN, WRONG, CORRECT_ADD, CORRECT_ADD)  # the samples' template
+    router.queue("strategies/direct", BROKEN, WRONG, GOOD, GOOD)  # the samples' template
     problem = tmp_path / "add.txt"
     problem.write_text("Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n>>> add(-1, 1)\n0\n")
     done = solve(scripted_server, str(problem), "--prerank", "4", "--run-dir", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     progress = " ".join(done.stderr.split())  # rich wraps long lines
     assert "4 sampled" in progress and "syntax -1" in progress and "tests:3 -1" in progress
-    stages = [stage_of(r) for r in scripted_server.chat_requests()]
-    assert stages.count("strategies/direct") == 4
-    assert "code" not in stages  # the seed passed, so the loop drew no candidate of its own
+    assert router.seen.count("strategies/direct") == 4
+    assert "code" not in router.seen  # the seed passed, so the loop wrote no program of its own
     trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
     assert trajectory["outcome"]["verified"] and "a + b" in done.stdout
     calls = len(scripted_server.chat_requests())  # the summary counts every call made, sampling included

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 from scripted_server import reply
-from stage_router import template_of
-from test_algorithm1 import BAD, GOOD, PaperRouter
+from stage_router import BAD, GOOD, StageRouter, template_of
 from test_cli_solve import ADD_TXT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +49,7 @@ def test_a_wrong_program_is_printed_marked_unverified_with_exit_1(scripted_serve
 
 
 def test_algorithm_1_runs_in_its_order_and_the_trajectory_says_so(scripted_server, tmp_path):
-    PaperRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4, 'sum'\n```")
+    StageRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4, 'sum'\n```")
     done = solve(scripted_server, add_problem(tmp_path), "--strategy", "solidcoder", "--run-dir",
                  str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
@@ -61,7 +60,7 @@ def test_algorithm_1_runs_in_its_order_and_the_trajectory_says_so(scripted_serve
 
 
 def test_max_calls_ends_a_strategy_with_its_code_so_far(scripted_server, tmp_path):
-    PaperRouter(scripted_server, code=BAD, fix=BAD, debug=BAD)
+    StageRouter(scripted_server, code=BAD, fix=BAD, debug=BAD)
     done = solve(scripted_server, add_problem(tmp_path), "--strategy", "solidcoder", "--max-calls", "4",
                  "--run-dir", str(tmp_path / "run"))
     assert done.returncode == 1, done.stderr

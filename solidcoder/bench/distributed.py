@@ -31,8 +31,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from solidcoder.bench.calls import BenchUsage, Limiter, RecordingModel
 from solidcoder.bench.runner import InfrastructureError
+from solidcoder.core.calls import Limiter, RecordingModel
+from solidcoder.core.trajectory import Usage
 from solidcoder.errors import BadInput, ModelError
 from solidcoder.prompting import SUFFIX, PromptLibrary
 
@@ -99,7 +100,7 @@ class DistributedTask:
         """The replies calls.jsonl holds for this unit's key (indexed once per run)."""
         if self._replies is None:
             self._replies = {}
-            for call_id, row in model.store.replies.items():
+            for call_id, row in model.log.replies.items():
                 self._replies.setdefault(call_id.split("#", 1)[0], {})[call_id] = row
         return dict(self._replies.get(model.key, {}))
 
@@ -122,10 +123,11 @@ class DistributedTask:
             async for event in stream:
                 kind = event[0]
                 if kind == "call":  # logged now, as on one machine, and replayed if this attempt dies
-                    model.store.calls.append(event[1])
+                    model.log.calls.append(event[1])
                     replies[event[1]["id"]] = event[1]
                     continue
-                model.usage = BenchUsage(**event[-1])
+                usage = dict(event[-1])
+                model.stages, model.usage = usage.pop("stages", {}), Usage(**usage)
                 if kind == "done":
                     return event[1]
                 if kind == "error":
@@ -212,6 +214,10 @@ def _context(pool: Any, spec: UnitSpec) -> _RunContext:
         return context
 
 
+def _usage(model: RecordingModel) -> dict[str, Any]:
+    return {**asdict(model.usage), "stages": model.stages}
+
+
 def run_unit(pool: Any, spec: UnitSpec, item: Any, key: str, replies: dict[str, dict]) -> Iterator[tuple]:
     """Run one unit beside `pool` (in the node's sandbox actor); yields ("call", row) per paid model reply, then
     ("done", fields, usage), ("error", class path, message, usage) or ("crash", traceback, usage)."""
@@ -222,12 +228,12 @@ def run_unit(pool: Any, spec: UnitSpec, item: Any, key: str, replies: dict[str, 
     async def work() -> None:
         try:
             fields = await context.task.run_one(item, model)
-            events.put(("done", fields, asdict(model.usage)))
+            events.put(("done", fields, _usage(model)))
         except (ModelError, InfrastructureError) as exc:
             path = f"{type(exc).__module__}.{type(exc).__qualname__}"
-            events.put(("error", path, str(exc), asdict(model.usage)))
+            events.put(("error", path, str(exc), _usage(model)))
         except BaseException:  # a bug, not the model's or the sandbox's fault: the driver raises it
-            events.put(("crash", traceback.format_exc(), asdict(model.usage)))
+            events.put(("crash", traceback.format_exc(), _usage(model)))
 
     future = asyncio.run_coroutine_threadsafe(work(), _event_loop())
     finished = False
@@ -239,4 +245,3 @@ def run_unit(pool: Any, spec: UnitSpec, item: Any, key: str, replies: dict[str, 
     finally:
         if not finished:  # the driver went away (Ctrl-C, or it died): stop the run's units on this node
             future.cancel()
-            context.limiter.stopping.set()  # strategies in threads stop at their next model call

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from solidcoder.bench.calls import Limiter, RecordingModel
 from solidcoder.bench.store import ResultStore
+from solidcoder.core.calls import Limiter, RecordingModel
 from solidcoder.errors import BudgetExceeded, InfrastructureError, ModelError, ModelFatalError, ProblemBudgetExceeded
 from solidcoder.models.base import Model
 
@@ -78,11 +78,7 @@ class BenchRunner:
 
     async def run(self) -> RunTotals:
         gate = asyncio.Semaphore(self.units_in_flight)
-        try:
-            await asyncio.gather(*(self._gated(gate, item, s) for item, s in self.pending()))
-        except asyncio.CancelledError:  # Ctrl-C: strategies running in threads stop at their next model call
-            self.limiter.stopping.set()
-            raise
+        await asyncio.gather(*(self._gated(gate, item, s) for item, s in self.pending()))  # Ctrl-C cancels them
         return self.totals
 
     async def _gated(self, gate: asyncio.Semaphore, item: Any, sample: int) -> None:
@@ -125,4 +121,5 @@ class BenchRunner:
 def usage_fields(model: RecordingModel) -> dict[str, Any]:
     u = model.usage
     return {"calls": u.calls, "replayed_calls": u.replayed, "prompt_tokens": u.prompt_tokens,
-            "completion_tokens": u.completion_tokens, "cost_usd": round(u.cost_usd, 6), "model_s": round(u.model_s, 3)}
+            "completion_tokens": u.completion_tokens, "cost_usd": round(u.cost_usd, 6), "model_s": round(u.model_s, 3),
+            "stage_usage": model.stages}

@@ -14,8 +14,9 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from solidcoder.bench.calls import RecordingModel
 from solidcoder.bench.runner import InfrastructureError
+from solidcoder.core.calls import RecordingModel
+from solidcoder.core.context import SolveContext
 from solidcoder.datasets.cruxeval import TraceItem, parameters
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, JudgeReport
@@ -24,7 +25,7 @@ from solidcoder.execution.trace import trace_program
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.live import GeneratedTest, LiveExecutor, SuiteTest
-from solidcoder.strategies.base import SolveContext, Strategy
+from solidcoder.strategies.base import Strategy
 
 ANSWER_NAME = "_answer_"
 

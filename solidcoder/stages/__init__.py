@@ -1,7 +1,6 @@
-"""The stages of the S.O.L.I.D. pipeline, one module each, composed by `solidcoder.pipeline`.
+"""The S.O.L.I.D. stages' machinery that strategies compose (the loop itself is `strategies/algorithm1.py`).
 
-planning (shift-left edge cases, plan simulation), coding (K candidates), simulation (the model traces its code:
-a preliminary filter), oracle (red-team property tests and the judge that rejects invalid ones), live (execution
-in the sandbox), accumulation (the monotonic test suite), debug (fixes from real traces). Every prompt is a
-template under prompts/stages/.
+base (reading replies: code, verdict words, samples), oracle (red-team tests from a reply, free text or JSON
+fields), live (execution in the sandbox: `Evaluation` of a program on a suite of public and generated tests),
+debug (the tracer's real values on a failing test).
 """

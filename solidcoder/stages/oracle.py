@@ -1,10 +1,10 @@
-"""Oracle assertions: a red-team prompt writes one test against the candidate's weakest assumption, and a judge
-prompt rejects invalid tests before they are trusted.
+"""Oracle assertions, read from a red-team reply: one test against the candidate's weakest assumption (the judge
+prompt that rejects invalid tests is asked by the strategy, `strategies/algorithm1.py`).
 
 A call test is an assert script calling the entry point; a stdin test is an `input` block plus a Python
 `check(stdin, stdout)` asserting a property of the output. A reply that does not contain a well-formed test is
-dropped without asking the judge; anything but a final VALID from the judge rejects the test (a wrong test is
-worse than none). With `crash_only` (`--no-oracle`) the test's input is kept but its assertions are ignored.
+dropped without asking the judge. With `crash_only` (no oracle) the test's input is kept but its assertions are
+ignored. The structured form asks for the test's fields as JSON (`ORACLE_SCHEMAS`) and assembles them here.
 """
 
 from __future__ import annotations
@@ -12,41 +12,9 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass
 
-from solidcoder.stages.base import StageContext, code_blocks, last_verdict
+from solidcoder.stages.base import code_blocks
 from solidcoder.stages.live import GeneratedTest
-
-
-@dataclass
-class OracleConfig:
-    crash_only: bool = False
-
-
-class Oracle:
-    """Proposes a generated test and has it judged."""
-
-    def __init__(self, ctx: StageContext, config: OracleConfig):
-        self.ctx, self.config = ctx, config
-
-    def propose(self, code: str, origin: str) -> GeneratedTest | None:
-        reply = self.ctx.ask("oracle", "oracle", "stages/oracle", code=code,
-                             **{k: v for k, v in self.ctx.common.items() if k != "language"})
-        test = parse_test(reply, self.ctx.problem.kind, self.ctx.problem.entry_point or "", origin)
-        if test is None:
-            self.ctx.trajectory.add("decision", "oracle", verdict="malformed", origin=origin)
-            self.ctx.emit("oracle", "the red-team reply held no well-formed test")
-            return None
-        test = GeneratedTest(test.kind, test.source, test.stdin, self.config.crash_only, origin)
-        return test if self._valid(test) else None
-
-    def _valid(self, test: GeneratedTest) -> bool:
-        reply = self.ctx.ask("oracle_judge", "judge", "stages/oracle_judge", problem=self.ctx.statement,
-                             test=test.text(), io_mode=self.ctx.io_mode)
-        verdict = last_verdict(reply, "VALID", "INVALID")
-        self.ctx.trajectory.add("decision", "oracle_judge", verdict=verdict, test=test.to_dict())
-        self.ctx.emit("oracle_judge", f"generated test {'accepted' if verdict == 'VALID' else 'rejected'}")
-        return verdict == "VALID"
 
 
 def parse_test(reply: str, kind: str, entry_point: str, origin: str = "") -> GeneratedTest | None:

@@ -1,16 +1,17 @@
 """Code-generation strategies behind one `Strategy` protocol: the six baselines and SolidCoder.
 
 `make_strategy(name)` builds one by name; `STRATEGIES` lists the names the CLI accepts. `solidcoder` is the
-paper's Algorithm 1 (`algorithm1.py`); `solidcoder+` is the project's pipeline with its refinements (`pipeline.py`,
-what `solve` runs). Each has ablations `<name>_no_<component>` for shift_left, simulation, oracle, live, defensive;
-`solidcoder` takes the project's refinements as named options after a colon (`solidcoder:candidates=3,monotonic`).
+paper's Algorithm 1 (`algorithm1.py`); `solidcoder+` is the same loop with the project's recommended refinements
+(a preset, what `solve` runs by default). Each has ablations `<name>_no_<component>` for shift_left, simulation,
+oracle, live, defensive, and takes refinements as named options after a colon (`solidcoder:candidates=3,monotonic`).
 """
 
 from __future__ import annotations
 
+from solidcoder.core.context import SolveContext
 from solidcoder.errors import BadInput
-from solidcoder.stages.base import extract_code  # baselines and the pipeline read replies alike
-from solidcoder.strategies.base import Attempt, SolveContext, Strategy
+from solidcoder.stages.base import extract_code  # every strategy reads replies alike
+from solidcoder.strategies.base import Attempt, Strategy
 
 ONE_CALL = ("direct", "cot", "self_planning", "analogical")
 STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder", "solidcoder+")  # plus <name>_no_<part> ablations
@@ -32,11 +33,7 @@ def make_strategy(name: str) -> Strategy:
         from solidcoder.strategies.multi import CodeSim
 
         return CodeSim()
-    if key == "solidcoder+" or key.startswith("solidcoder+_no_"):
-        from solidcoder.strategies.solidcoder import make_solidcoder
-
-        return make_solidcoder(key)
-    if family == "solidcoder" or family.startswith("solidcoder_no_"):
+    if family in ("solidcoder", "solidcoder+") or family.startswith(("solidcoder_no_", "solidcoder+_no_")):
         from solidcoder.strategies.algorithm1 import make_algorithm1
 
         return make_algorithm1(key)

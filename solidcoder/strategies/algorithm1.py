@@ -14,6 +14,8 @@ kept), `monotonic` fixes (kept only when they lose no passed test and pass one m
 program seen, not the last), `oracle_gating` (break assumptions only once the public tests pass), `trace_feedback`
 (the debug prompt shows the tracer's real variable values on the first failing test). Per-role models apply when
 the model is a roster (`--model ROLE=MODEL`). Name them after a colon: `solidcoder:candidates=3,monotonic`.
+`solidcoder+` is the preset of the refinements the project recommends (`PRESETS`); it takes ablations and further
+options the same way (`solidcoder+_no_oracle`, `solidcoder+:candidates=5`).
 
 Ablations, one component each, as the paper's Table 3 defines them: without S the plan is written without the
 edge cases; without I the program is not simulated; without O red-team tests are not judged and only a crash
@@ -28,6 +30,7 @@ import asyncio
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, problem_variables
@@ -35,7 +38,7 @@ from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import format_trace, trace_failure
 from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
 from solidcoder.stages.oracle import ORACLE_SCHEMAS, parse_structured_test, parse_test
-from solidcoder.strategies.base import Attempt, SolveContext, ask
+from solidcoder.strategies.base import Attempt
 
 COMPONENTS = ("shift_left", "simulation", "oracle", "live", "defensive")
 
@@ -65,18 +68,41 @@ class PaperSettings:
 
 
 REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback", "structured_oracle")
+# The project's recommended combination: what its earlier pipeline did, as options over Algorithm 1 (measured in
+# docs/pipeline.md).
+PRESETS: dict[str, dict[str, Any]] = {
+    "solidcoder": {},
+    "solidcoder+": {"candidates": 3, "monotonic": True, "best": True, "oracle_gating": True, "trace_feedback": True},
+}
 # Which model plays each stage when the model is a roster (--model ROLE=MODEL).
 ROLES = {"plan": "planner", "plan_check": "planner", "plan_refine": "planner", "code": "coder",
          "simulate": "simulator", "mental_execute": "simulator", "red_team": "oracle", "judge": "judge",
          "fix": "debugger", "debug": "debugger"}
 
 
-class Algorithm1:
-    """`--strategy solidcoder` (and `solidcoder_no_<component>`): the loop above, against a `SolveContext`."""
+def check_roles(names) -> None:
+    """BadInput for a `--model ROLE=MODEL` naming no role of the loop (a typo would silently use the default)."""
+    roles = list(dict.fromkeys(ROLES.values()))
+    unknown = sorted(set(names) - {*roles, "default"})
+    if unknown:
+        raise BadInput(f"--model {unknown[0]}=...: unknown role; roles are {', '.join(roles)}")
 
-    def __init__(self, name: str = "solidcoder", ablation: str | None = None, **refinements: Any):
-        self.name = name
-        self.config = replace(PaperSettings(), **refinements, **({ablation: False} if ablation else {}))
+
+class Algorithm1:
+    """`--strategy solidcoder` (and `solidcoder_no_<component>`): the loop above, against a `SolveContext`.
+
+    `seed_code`, when set, is the first plan's program instead of a written one (`solve --prerank`)."""
+
+    def __init__(self, name: str = "solidcoder", ablation: str | None = None, seed_code: str | None = None,
+                 **settings: Any):
+        self.name, self.seed_code = name, seed_code
+        self.config = replace(PaperSettings(), **settings, **({ablation: False} if ablation else {}))
+
+    def with_settings(self, seed_code: str | None = None, **changes: Any) -> Algorithm1:
+        """A copy with some `PaperSettings` changed (solve's --plans, --no-oracle ...) and an optional seed."""
+        copy = Algorithm1(self.name, seed_code=seed_code or self.seed_code)
+        copy.config = replace(self.config, **changes)
+        return copy
 
     def settings(self) -> dict[str, Any]:
         return {"algorithm": "paper", **asdict(self.config)}
@@ -85,7 +111,8 @@ class Algorithm1:
         if ctx.pool is None:
             raise ValueError("the solidcoder strategy needs the sandbox pool in its SolveContext")
         temperature = self.config.temperature if ctx.temperature is None else ctx.temperature
-        loop = _Loop(problem, replace(ctx, temperature=temperature, top_p=self.config.top_p), self.config)
+        loop = _Loop(problem, replace(ctx, temperature=temperature, top_p=self.config.top_p), self.config,
+                     self.seed_code)
         notes: dict[str, Any] = {}
         try:
             await loop.run()
@@ -100,8 +127,8 @@ class Algorithm1:
 class _Loop:
     """One problem's run of Algorithm 1: the stages in the order they ran, and the tests kept."""
 
-    def __init__(self, problem: Problem, ctx: SolveContext, config: PaperSettings) -> None:
-        self.problem, self.ctx, self.config = problem, ctx, config
+    def __init__(self, problem: Problem, ctx: SolveContext, config: PaperSettings, seed: str | None = None) -> None:
+        self.problem, self.ctx, self.config, self.seed = problem, ctx, config, seed
         self.live = LiveExecutor(ctx.pool, problem)
         self.common = problem_variables(problem)
         self.public = [SuiteTest(f"public-{i}", t) for i, t in enumerate(problem.public_tests)]
@@ -163,7 +190,9 @@ class _Loop:
 
     async def write(self, plan: str) -> str:
         """One program from the plan; with `candidates=K`, the one of K that passes most public tests."""
-        codes = [extract_code(await self.ask("code", "code", **self.common, plan=plan))]
+        seed, self.seed = self.seed, None  # a preranked program stands in for the first plan's first one
+        codes = [seed or extract_code(await self.ask("code", "code", **self.common, plan=plan))]
+        self.code = codes[0]  # the program in hand, should a call cap stop the run before the others are written
         for _ in range(1, self.config.candidates):
             reply = await self.ask("code", "code", self.config.candidate_temperature, **self.common, plan=plan)
             codes.append(extract_code(reply))
@@ -293,13 +322,15 @@ def _report(evaluation: Evaluation, limit: int = 3) -> str:
 
 
 def make_algorithm1(name: str = "solidcoder") -> Algorithm1:
-    """`solidcoder` or `solidcoder_no_<component>`, optionally with refinements: `solidcoder:candidates=3,best`."""
+    """`solidcoder` or `solidcoder+` (a preset), `_no_<component>` for an ablation, refinements after a colon:
+    `solidcoder:candidates=3,best`, `solidcoder+_no_oracle`."""
     base, _, options = name.partition(":")
-    part = base.removeprefix("solidcoder").removeprefix("_no_") or None
+    preset = "solidcoder+" if base.startswith("solidcoder+") else "solidcoder"
+    part = base.removeprefix(preset).removeprefix("_no_") or None
     if part is not None and part not in COMPONENTS:
-        known = ", ".join(f"solidcoder_no_{c}" for c in COMPONENTS)
+        known = ", ".join(f"{preset}_no_{c}" for c in COMPONENTS)
         raise BadInput(f"unknown SolidCoder ablation {name!r}; known: {known}")
-    return Algorithm1(name, part, **parse_refinements(options))
+    return Algorithm1(name, part, **{**PRESETS[preset], **parse_refinements(options)})
 
 
 def parse_refinements(options: str) -> dict[str, Any]:

@@ -8,15 +8,12 @@ infrastructure errors, never as wrong answers.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from solidcoder.execution.executor import Executor
+from solidcoder.core.context import SolveContext
 from solidcoder.execution.judge import JudgeReport
-from solidcoder.models.base import Model
 from solidcoder.problem import Problem
-from solidcoder.prompting import PromptLibrary
 
 
 @dataclass
@@ -27,19 +24,6 @@ class Attempt:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class SolveContext:
-    """What a strategy may use. `check(problem, code)` judges code on the public tests (sandboxed)."""
-
-    model: Model
-    prompts: PromptLibrary
-    check: Callable[[Problem, str], Awaitable[JudgeReport]]
-    temperature: float | None = None
-    max_tokens: int | None = None
-    pool: Executor | None = None  # for strategies that drive the sandbox themselves (the SolidCoder pipeline)
-    top_p: float | None = None  # nucleus sampling; None: the model's default
-
-
 class Strategy(Protocol):
     """A way of turning a problem into code. `settings()` is hashed into the run's configuration key."""
 
@@ -48,14 +32,6 @@ class Strategy(Protocol):
     def settings(self) -> dict[str, Any]: ...
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt: ...
-
-
-async def ask(ctx: SolveContext, template: str, *, schema: dict | None = None, **variables: str) -> str:
-    """Render a template, call the model once (asking for JSON of `schema`'s shape, if given), return the reply."""
-    messages = ctx.prompts.messages(template, **variables)
-    extra = {k: v for k, v in (("top_p", ctx.top_p), ("schema", schema)) if v is not None}
-    completion = await ctx.model.acomplete(messages, temperature=ctx.temperature, max_tokens=ctx.max_tokens, **extra)
-    return completion.text
 
 
 def test_report(problem: Problem, report: JudgeReport, limit: int = 3) -> str:

@@ -12,11 +12,12 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, problem_variables
 from solidcoder.stages.base import extract_code
-from solidcoder.strategies.base import Attempt, SolveContext, ask, test_report
+from solidcoder.strategies.base import Attempt, test_report
 
 _CONFIDENCE = re.compile(r"CONFIDENCE:\s*(\d+)")
 _RECALLED = re.compile(r"^#+\s*Problem\s*\d+\s*$", re.MULTILINE | re.IGNORECASE)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from solidcoder.core.context import SolveContext, ask
 from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
 from solidcoder.stages.base import extract_code
-from solidcoder.strategies.base import Attempt, SolveContext, ask
+from solidcoder.strategies.base import Attempt
 
 
 class OneCallStrategy:

@@ -1,20 +1,21 @@
 """`solve --prerank N`: sample N programs, prune them with the weak verifiers, and rank the survivors.
 
-The top-ranked program becomes the first candidate of the S.O.L.I.D. loop, which still executes it on the
+The top-ranked program becomes the first plan's program in Algorithm 1, which still executes it on the
 public tests and red-teams it before calling it verified: sampling picks a strong start, execution decides.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
+from solidcoder.core.trajectory import Usage
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge
 from solidcoder.models.factory import as_roster
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.base import extract_code
-from solidcoder.trajectory import Usage
 from solidcoder.verify.rank import MajorityScorer, RankResult, prune_then_rank
 from solidcoder.verify.weak import make_verifier
 
@@ -29,18 +30,20 @@ class Sampled:
     usage: Usage
 
 
-def sample_then_rank(problem: Problem, models, pool: Executor, prompts: PromptLibrary, samples: int,
-                     temperature: float = 0.8, max_tokens: int | None = None) -> Sampled:
-    """Draw `samples` programs from the coder model (Direct prompt) and prune-then-rank them."""
+async def sample_then_rank(problem: Problem, models, pool: Executor, prompts: PromptLibrary, samples: int,
+                           temperature: float = 0.8, max_tokens: int | None = None) -> Sampled:
+    """Draw `samples` programs from the coder model (Direct prompt) and prune-then-rank them (in a worker thread:
+    the verifiers run the sandbox)."""
     model = as_roster(models).for_role("coder")
     messages = prompts.messages("strategies/direct", problem=problem.statement, language="Python 3",
                                 io_mode="call" if problem.kind == "call" else "stdin",
                                 entry_point=problem.entry_point or "")
     programs, usage = [], Usage()
     for _ in range(samples):
-        reply = model.complete(messages, temperature=temperature, max_tokens=max_tokens)
+        reply = await model.acomplete(messages, temperature=temperature, max_tokens=max_tokens)
         programs.append(extract_code(reply.text))
         usage.add(reply)
     judge = Judge(pool)
-    ranking = prune_then_rank(problem, programs, [make_verifier(f, judge) for f in FILTERS], MajorityScorer(judge))
+    verifiers = [make_verifier(f, judge) for f in FILTERS]
+    ranking = await asyncio.to_thread(prune_then_rank, problem, programs, verifiers, MajorityScorer(judge))
     return Sampled(ranking, usage)

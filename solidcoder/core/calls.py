@@ -1,0 +1,170 @@
+"""Recorded model access for one (problem, sample): roles, the per-problem call cap, the limiter, and replay.
+
+Every call gets an id made of the unit's key, its position in the unit and a hash of the request. A reply already
+in the replay log under that id is returned again (a resumed run pays for nothing twice); any other is asked for,
+under the run's limiter, and appended to the log. Each call - answered, replayed or failed - is one `CallRecord`,
+from which both the replay log's row and the trajectory's step are written: the two can never disagree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from solidcoder.core.trajectory import Trajectory, Usage
+from solidcoder.errors import BudgetExceeded, ModelError, ProblemBudgetExceeded
+from solidcoder.models.base import Completion, Message, Model
+from solidcoder.models.factory import DEFAULT_ROLE, ModelRoster
+
+
+class Appender(Protocol):
+    def append(self, row: dict[str, Any]) -> None: ...
+
+
+class ReplyLog(Protocol):
+    """Where paid replies are kept: `replies` by call id (read on resume), `calls.append` for each new one."""
+
+    replies: Mapping[str, dict]
+    calls: Appender
+
+
+@dataclass
+class MemoryLog:
+    """A replay log that lives as long as the run (`solve` without a run directory to resume from)."""
+
+    replies: dict
+    calls: list
+
+    @classmethod
+    def empty(cls) -> MemoryLog:
+        return cls({}, [])
+
+
+class Limiter:
+    """At most `n` model calls in flight across the run (created lazily, inside the running event loop)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self._slots: asyncio.Semaphore | None = None
+
+    @property
+    def tasks(self) -> asyncio.Semaphore:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.n)
+        return self._slots
+
+
+@dataclass
+class CallRecord:
+    """One model call as it happened: what was asked, and the reply (`completion`) or the `error`."""
+
+    id: str
+    messages: list[Message]
+    temperature: float | None
+    completion: Completion | None = None
+    error: str | None = None
+    replayed: bool = False
+
+    @property
+    def template(self) -> str:
+        return next((m.template for m in self.messages if m.template), "") or "unknown"
+
+    @property
+    def stage(self) -> str:
+        return self.template.rsplit("/", 1)[-1]
+
+    def replay_row(self) -> dict[str, Any]:
+        return {"id": self.id, "completion": asdict(self.completion)}
+
+
+class RecordingModel:
+    """The run's model (or its models by role, a `ModelRoster`), recorded for one unit `key`.
+
+    Every role's calls share the unit's position counter, usage and `max_calls` cap (past it a call raises
+    `ProblemBudgetExceeded`); `for_role` gives a recording view of that role's model. In a `one_problem` run
+    (`solve`) every cap is the problem's, so a spent run-wide budget is raised as `ProblemBudgetExceeded` too, and
+    the strategy answers with its code so far.
+    """
+
+    def __init__(self, model: Model | ModelRoster, log: ReplyLog, key: str, limiter: Limiter | None = None,
+                 max_calls: int | None = None, trajectory: Trajectory | None = None, one_problem: bool = False):
+        self.roster = model if isinstance(model, ModelRoster) else None
+        self.model = model.for_role(DEFAULT_ROLE) if isinstance(model, ModelRoster) else model
+        self.log, self.key, self.limiter = log, key, limiter or Limiter(1)
+        self.max_calls, self.trajectory, self.one_problem = max_calls, trajectory, one_problem
+        self.name = self.model.name
+        self.usage = Usage()
+        self.stages: dict[str, list[int]] = {}  # stage -> [answered calls, prompt tokens, completion tokens]
+        self._position = 0
+        self._lock = threading.Lock()
+
+    def for_role(self, role: str) -> RecordingModel | _RoleView:
+        model = self.roster.for_role(role) if self.roster is not None else self.model
+        return self if model is self.model else _RoleView(self, model)
+
+    async def acomplete(self, messages: list[Message], *, temperature: float | None = None,
+                        max_tokens: int | None = None, top_p: float | None = None, schema: dict | None = None,
+                        model: Model | None = None) -> Completion:
+        record = CallRecord(self._call_id(messages, temperature, max_tokens, model, top_p, schema), messages,
+                            temperature)
+        if (row := self.log.replies.get(record.id)) is not None:
+            record.completion, record.replayed = Completion(**row["completion"]), True
+            return self._record(record)
+        try:
+            async with self.limiter.tasks:
+                record.completion = await (model or self.model).acomplete(
+                    messages, **sampling(temperature, max_tokens, top_p, schema))
+        except ModelError as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            self._record(record)
+            if self.one_problem and isinstance(exc, BudgetExceeded):
+                raise ProblemBudgetExceeded(str(exc)) from exc
+            raise
+        self.log.calls.append(record.replay_row())
+        return self._record(record)
+
+    def _call_id(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
+                 model: Model | None, top_p: float | None, schema: dict | None) -> str:
+        with self._lock:
+            if self.max_calls is not None and self._position >= self.max_calls:
+                raise ProblemBudgetExceeded(f"per-problem cap of {self.max_calls} model calls reached")
+            self._position += 1
+            position = self._position
+        # A role's own model is part of the request; the default model is left out so older logs still replay.
+        routed = [model.name] if model is not None and model is not self.model else []
+        nucleus = [] if top_p is None else [{"top_p": top_p}]  # likewise absent when unset
+        nucleus += [] if schema is None else [{"schema": schema}]
+        request = json.dumps([[m.role, m.content] for m in messages] + [temperature, max_tokens] + routed + nucleus)
+        return f"{self.key}#{position}#{hashlib.sha256(request.encode()).hexdigest()[:16]}"
+
+    def _record(self, record: CallRecord) -> Completion | None:
+        if (completion := record.completion) is not None:
+            self.usage.add(completion, replayed=record.replayed)
+            entry = self.stages.setdefault(record.stage, [0, 0, 0])
+            entry[0], entry[1], entry[2] = entry[0] + 1, entry[1] + completion.prompt_tokens, \
+                entry[2] + completion.completion_tokens
+        if self.trajectory is not None:
+            self.trajectory.call(record)
+        return record.completion
+
+
+def sampling(temperature: float | None, max_tokens: int | None, top_p: float | None = None,
+             schema: dict | None = None) -> dict[str, Any]:
+    """Keyword arguments for a model call; top_p and schema only when set (models need not take them otherwise)."""
+    extra = {k: v for k, v in (("top_p", top_p), ("schema", schema)) if v is not None}
+    return {"temperature": temperature, "max_tokens": max_tokens, **extra}
+
+
+class _RoleView:
+    """One role's model, recorded by the unit's `RecordingModel`."""
+
+    def __init__(self, recorder: RecordingModel, model: Model):
+        self.recorder, self.model, self.name = recorder, model, model.name
+
+    async def acomplete(self, messages: list[Message], **kwargs) -> Completion:
+        return await self.recorder.acomplete(messages, model=self.model, **kwargs)
