@@ -192,3 +192,17 @@ def test_run_temperature_reaches_every_call_that_does_not_sample_on_purpose(scri
     codes = [temperature for stage, temperature in sent if stage == "code"]
     assert codes == [0.3, 0.8, 0.8], sent
     assert all(temperature == 0.3 for stage, temperature in sent if stage != "code"), sent
+
+
+def test_the_configuration_key_covers_exactly_the_templates_the_strategy_renders(tmp_path):
+    """Editing the CoT template leaves a Direct run resumable, and starts a new CoT configuration."""
+    from solidcoder.bench.command import BenchOptions, config_hash
+
+    (tmp_path / "p" / "strategies").mkdir(parents=True)
+    (tmp_path / "p" / "strategies" / "cot.j2").write_text("=== user ===\n{{ problem }}\nThink first.\n")
+    built_in, edited = PromptLibrary.from_env(), PromptLibrary.from_env(tmp_path / "p")
+    opts = BenchOptions("humaneval", "direct", "m", tmp_path / "run")
+    for name, same in (("direct", True), ("cot", False)):
+        strategy = make_strategy(name)
+        keys = {config_hash(opts, strategy.settings(), library, strategy.templates) for library in (built_in, edited)}
+        assert (len(keys) == 1) == same, name

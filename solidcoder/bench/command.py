@@ -24,6 +24,7 @@ from solidcoder.execution.executor import parse_executor
 from solidcoder.prompting import PromptLibrary
 
 Echo = Callable[[str], None]
+TRACE_TEMPLATES = ("tasks/trace_output", "tasks/trace_variable")  # what a trace-inference run renders
 
 
 @dataclass
@@ -94,10 +95,11 @@ def _prepare(opts: BenchOptions, prompts: PromptLibrary) -> tuple[list, object, 
     return [p for p in problems if p.hidden_tests], strategy, notes
 
 
-def config_hash(opts: BenchOptions, settings: dict, prompts: PromptLibrary) -> str:
-    """Everything that changes answers except the model and the problem: strategy settings, sampling, prompts."""
+def config_hash(opts: BenchOptions, settings: dict, prompts: PromptLibrary, templates: tuple[str, ...]) -> str:
+    """Everything that changes answers except the model and the problem: strategy settings, sampling, and the text
+    of the templates the run renders."""
     digest = hashlib.sha256()
-    for src in prompts.sources():
+    for src in (prompts.source(name) for name in sorted(templates)):
         digest.update(src.name.encode() + b"\0" + src.path.read_bytes() + b"\0")
     config = {"dataset": opts.dataset, "strategy": opts.strategy, "settings": settings,
               "temperature": opts.temperature, "max_tokens": opts.max_tokens, "prompts": digest.hexdigest()}
@@ -122,7 +124,9 @@ def run_bench(opts: BenchOptions, echo: Echo = print) -> RunTotals:
     items, strategy, notes = _prepare(opts, prompts)
     model = _recipe(opts).build()
     settings = strategy.settings() if strategy is not None else {"task": TRACE_DATASETS[opts.dataset]}
-    spec = RunSpec(opts.dataset, opts.strategy, opts.model_label, config_hash(opts, settings, prompts), opts.samples)
+    templates = strategy.templates if strategy is not None else TRACE_TEMPLATES
+    spec = RunSpec(opts.dataset, opts.strategy, opts.model_label, config_hash(opts, settings, prompts, templates),
+                   opts.samples)
     for line in notes:
         echo(line)
     if opts.samples > 1 and not opts.temperature:

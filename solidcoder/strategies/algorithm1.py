@@ -33,7 +33,7 @@ from typing import Any
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
-from solidcoder.prompting import LANGUAGE, problem_variables
+from solidcoder.prompting import LANGUAGE, TEMPLATE_VARIABLES, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import format_trace, trace_failure
 from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
@@ -96,6 +96,7 @@ class Algorithm1:
     def __init__(self, name: str = "solidcoder", ablation: str | None = None, seed_code: str | None = None,
                  **settings: Any):
         self.name, self.seed_code = name, seed_code
+        self.templates = tuple(t for t in TEMPLATE_VARIABLES if t.startswith("paper/"))
         self.config = replace(PaperSettings(), **settings, **({ablation: False} if ablation else {}))
 
     def with_settings(self, seed_code: str | None = None, **changes: Any) -> Algorithm1:

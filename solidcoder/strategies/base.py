@@ -25,9 +25,11 @@ class Attempt:
 
 
 class Strategy(Protocol):
-    """A way of turning a problem into code. `settings()` is hashed into the run's configuration key."""
+    """A way of turning a problem into code. `settings()` and the text of its `templates` (the prompts it renders)
+    are hashed into the run's configuration key: editing another template leaves a run resumable."""
 
     name: str
+    templates: tuple[str, ...]
 
     def settings(self) -> dict[str, Any]: ...
 

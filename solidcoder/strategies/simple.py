@@ -21,6 +21,7 @@ class OneCallStrategy:
 
     def __init__(self, name: str):
         self.name = name
+        self.templates = (f"strategies/{name}",)
 
     def settings(self) -> dict[str, Any]:
         return {"template": f"strategies/{self.name}"}
