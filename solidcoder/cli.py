@@ -169,18 +169,14 @@ def solve(
     out: Annotated[Path | None, typer.Option("--out", help="Write the program here instead of stdout.")] = None,
     run_dir: Annotated[Path | None, typer.Option("--run-dir", help="Where trajectory.json goes.")] = None,
     plans: Annotated[int | None, typer.Option("--plans", min=1, help="Plans (p; 5).")] = None,
-    debug_rounds: Annotated[int | None, typer.Option("--debug-rounds", min=0, help="Debug rounds per plan (d; 5).")]
-    = None,
-    oracle_rounds: Annotated[int | None, typer.Option("--oracle-rounds", min=0, help="Assumption-breaking rounds per "
-                                                      "plan (a; 3).")] = None,
-    candidates: Annotated[int | None, typer.Option("--candidates", min=1, help="Programs per plan (K; 1 in "
-                                                   "solidcoder, 3 in solidcoder+).")] = None,
+    debug_rounds: Annotated[int | None, typer.Option("--debug-rounds", min=0, help="Debug rounds (d; 5).")] = None,
+    oracle_rounds: Annotated[int | None, typer.Option("--oracle-rounds", min=0, help="Oracle rounds (a; 3).")] = None,
+    candidates: Annotated[int | None, typer.Option("--candidates", min=1, help="Programs per plan (K).")] = None,
     prerank: Annotated[int, typer.Option("--prerank", min=0, help="Sample N programs, prune and rank them, and "
                                          "start from the best.")] = 0,
     no_shift_left: Annotated[bool, typer.Option("--no-shift-left", help="Plan without edge-case analysis.")] = False,
     no_sim: Annotated[bool, typer.Option("--no-sim", help="No intermediate simulation.")] = False,
-    no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Generated tests are unjudged and check crashes "
-                                            "only.")] = False,
+    no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Unjudged, crash-only generated tests.")] = False,
     no_live: Annotated[bool, typer.Option("--no-live", help="The model's trace decides generated tests.")] = False,
     no_defensive: Annotated[bool, typer.Option("--no-defensive", help="Do not keep failing tests.")] = False,
     max_tokens: MaxTokens = None,
