@@ -184,9 +184,10 @@ def solve(
     max_total_tokens: Annotated[int | None, typer.Option("--max-total-tokens", help="Cap on tokens.")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="Cap on cost in USD.")] = None,
     workers: Workers = 2,
-    strategy: Annotated[str, typer.Option("--strategy", help="solidcoder+ (Algorithm 1 with the recommended "
-                                          "refinements, default), solidcoder (the paper's Algorithm 1; options after "
-                                          "a colon) or any bench strategy.")] = "solidcoder+",
+    strategy: Annotated[str, typer.Option("--strategy", help="solidcoder-routed (cheap tiers first, default), "
+                                          "solidcoder+ (Algorithm 1 with the recommended refinements), solidcoder "
+                                          "(the paper's; options after a colon) or any bench strategy.")]
+    = "solidcoder-routed",
 ) -> None:
     """Write a program for PROBLEM, verified by execution. Exit 0 verified, 1 unverified, 2 bad input, 3 model or
     sandbox failure."""

@@ -1,7 +1,8 @@
 """Library side of `solidcoder solve`: read the problem, build the models, run the strategy, show and write results.
 
-`solve` is a one-problem run of the bench's machinery (`strategy_solve.py`): by default the `solidcoder+` preset of
-Algorithm 1, whose loop sizes and components the --plans, --candidates, --no-* flags change. Progress goes to
+`solve` is a one-problem run of the bench's machinery (`strategy_solve.py`): by default `solidcoder-routed` (a
+direct program, then ranked samples, then the `solidcoder+` preset of Algorithm 1, whose loop sizes and components
+the --plans, --candidates, --no-* flags change). Progress goes to
 stderr (rich), the program to stdout or `--out`, the trajectory under the run directory. Exit codes: 0 verified,
 1 unverified (budget or loop exhausted, or no test ran; the last program is still printed, marked), 2 bad input
 (raised as `BadInput` before anything is written), 3 infrastructure error (a model or the sandbox failed; the
@@ -46,7 +47,7 @@ class SolveOptions:
     """The strategy and how to run it. `loop` holds changes to Algorithm 1's settings (p, d, a, candidates, the
     components), from solve's flags; they apply to the solidcoder family only."""
 
-    strategy: str = "solidcoder+"
+    strategy: str = "solidcoder-routed"
     loop: dict[str, Any] = field(default_factory=dict)
     prerank: int = 0
     max_tokens: int | None = None
@@ -136,13 +137,18 @@ def make_solve_strategy(opts: SolveOptions):
     """The strategy by name, with solve's loop flags applied; BadInput when they name a strategy without a loop."""
     from solidcoder.strategies import make_strategy
     from solidcoder.strategies.algorithm1 import Algorithm1
+    from solidcoder.strategies.routed import Routed
 
     strategy = make_strategy(opts.strategy)  # BadInput for an unknown name, before anything runs
     if isinstance(strategy, Algorithm1):
         return strategy.with_settings(**opts.loop)
+    if isinstance(strategy, Routed) and not opts.prerank:  # the flags set its tier 2, the full loop
+        strategy.full = strategy.full.with_settings(**opts.loop)
+        return strategy
     if opts.loop or opts.prerank:
-        raise BadInput(f"--plans, --debug-rounds, --oracle-rounds, --candidates, --no-* and --prerank set the loop of "
-                       f"solidcoder and solidcoder+; --strategy {opts.strategy} has none")
+        raise BadInput(f"--plans, --debug-rounds, --oracle-rounds, --candidates and --no-* set the loop of solidcoder, "
+                       f"solidcoder+ and solidcoder-routed's tier 2, --prerank seeds solidcoder and solidcoder+; "
+                       f"--strategy {opts.strategy} takes neither")
     return strategy
 
 

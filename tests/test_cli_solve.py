@@ -27,7 +27,8 @@ def add_txt(tmp_path) -> Path:
 
 
 def solve(server, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "solidcoder", "solve", *args, *FAST]
+    default = [] if "--strategy" in args else ["--strategy", "solidcoder+"]  # routing has tests of its own
+    command = [sys.executable, "-m", "solidcoder", "solve", *args, *FAST, *default]
     if server is not None:
         command += ["--model", "openai/scripted-model", "--api-base", server.url]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)

@@ -72,3 +72,13 @@ def test_pipeline_flags_with_another_strategy_are_bad_input(scripted_server, tmp
                  str(tmp_path / "run"))
     assert done.returncode == 2 and done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "run").exists() and scripted_server.chat_requests() == []
+
+
+def test_solve_routes_by_default_and_stops_at_the_first_tier_that_accepts(scripted_server, tmp_path):
+    StageRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4, 'sum'\n```").queue("strategies/direct",
+                                                                                                GOOD)
+    done = solve(scripted_server, add_problem(tmp_path), "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    record = trajectory(tmp_path)
+    assert record["strategy"] == "solidcoder-routed" and record["outcome"]["notes"]["tier"] == 0
+    assert [s["template"] for s in record["steps"]] == ["strategies/direct", "paper/red_team", "paper/judge"]

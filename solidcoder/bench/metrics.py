@@ -43,6 +43,7 @@ class Summary:
     label: str = ""
     kept_tests: int = 0  # tests the strategy kept on answers the hidden tests accept (oracle precision) ...
     false_alarms: int = 0  # ... and how many of them reject those answers
+    tiers: dict[int, int] = field(default_factory=dict)  # solidcoder-routed: problems that ended in each tier
 
     @property
     def pass1(self) -> float:
@@ -103,4 +104,7 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
     judged = [row for row in rows if row.get("false_alarms") is not None]
     summary.kept_tests = sum(row["kept_tests"] for row in judged)
     summary.false_alarms = sum(row["false_alarms"] for row in judged)
+    for row in rows:
+        if isinstance(tier := row.get("notes", {}).get("tier"), int):
+            summary.tiers[tier] = summary.tiers.get(tier, 0) + 1
     return summary

@@ -101,8 +101,14 @@ def print_tables(summaries: list[Summary]) -> None:
         for row in rows:
             table.add_row(*row)
         console.print(table)
-    for line in precision_lines(summaries):
+    for line in precision_lines(summaries) + tier_lines(summaries):
         console.print(line, highlight=False)
+
+
+def tier_lines(summaries: list[Summary]) -> list[str]:
+    """Routed configurations: how many problems ended in each tier."""
+    return [f"{s.dataset} {method(s)}: ended in " + ", ".join(f"tier {t}: {n}" for t, n in sorted(s.tiers.items()))
+            for s in summaries if s.tiers]
 
 
 def precision_lines(summaries: list[Summary]) -> list[str]:

@@ -14,7 +14,8 @@ from solidcoder.stages.base import extract_code  # every strategy reads replies 
 from solidcoder.strategies.base import Attempt, Strategy
 
 ONE_CALL = ("direct", "cot", "self_planning", "analogical")
-STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder", "solidcoder+")  # plus <name>_no_<part> ablations
+# plus <name>_no_<part> ablations of solidcoder and solidcoder+
+STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder", "solidcoder+", "solidcoder-routed")
 
 
 def make_strategy(name: str) -> Strategy:
@@ -33,6 +34,10 @@ def make_strategy(name: str) -> Strategy:
         from solidcoder.strategies.multi import CodeSim
 
         return CodeSim()
+    if key == "solidcoder_routed":
+        from solidcoder.strategies.routed import Routed
+
+        return Routed()
     if family in ("solidcoder", "solidcoder+") or family.startswith(("solidcoder_no_", "solidcoder+_no_")):
         from solidcoder.strategies.algorithm1 import make_algorithm1
 

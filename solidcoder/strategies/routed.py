@@ -1,0 +1,137 @@
+"""`solidcoder-routed`: the cheap path first, the full loop only for the problems that need it.
+
+The SolidCoder paper names difficulty-aware routing as future work; this is the project's version of it.
+
+* Tier 0: one program written directly (the Direct prompt), run on the public tests and one oracle round (a judged
+  red-team test, executed). Accepted when everything that ran passed and at least one test ran.
+* Tier 1: `samples` programs at `temperature`, pruned by the cheap verifiers (syntax, lint, public tests) and
+  clustered by behaviour on the public inputs; the largest cluster's program goes through the same check.
+* Tier 2: the full loop (Algorithm 1 with `full`'s settings, `solidcoder+` by default), seeded with every failing
+  test the earlier tiers found (kept as accumulated tests).
+
+`notes.tier` says where a problem ended, `notes.tiers` what each tier cost (calls, tokens, seconds).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from solidcoder.core.context import SolveContext, ask
+from solidcoder.errors import ProblemBudgetExceeded
+from solidcoder.problem import Problem
+from solidcoder.prompting import problem_variables
+from solidcoder.stages.base import extract_code
+from solidcoder.stages.live import SuiteTest
+from solidcoder.strategies.algorithm1 import Algorithm1, _Loop, make_algorithm1
+from solidcoder.strategies.base import Attempt
+
+
+@dataclass
+class RoutedSettings:
+    samples: int = 5
+    temperature: float = 0.8
+    full: str = "solidcoder+"
+
+
+@dataclass
+class _Tiers:
+    """What each tier cost, from the recording model's running usage."""
+
+    model: Any
+    spent: list[dict] = field(default_factory=list)
+    _mark: tuple = (0, 0, 0.0)
+
+    def start(self) -> None:
+        usage = getattr(self.model, "usage", None)
+        self._mark = (usage.calls, usage.tokens, time.monotonic()) if usage else (0, 0, time.monotonic())
+
+    def end(self, tier: int) -> None:
+        usage = getattr(self.model, "usage", None)
+        calls, tokens, started = self._mark
+        self.spent.append({"tier": tier, "calls": usage.calls - calls if usage else 0,
+                           "tokens": usage.tokens - tokens if usage else 0,
+                           "s": round(time.monotonic() - started, 3)})
+
+
+class Routed:
+    """`--strategy solidcoder-routed`: tiers 0, 1 and 2 above, in order, until one accepts a program."""
+
+    name = "solidcoder-routed"
+
+    def __init__(self, settings: RoutedSettings | None = None):
+        self.config = settings or RoutedSettings()
+        self.full: Algorithm1 = make_algorithm1(self.config.full)
+        self.templates = ("strategies/direct", *self.full.templates)
+
+    def settings(self) -> dict[str, Any]:
+        return {"samples": self.config.samples, "temperature": self.config.temperature,
+                "full": self.full.settings()}
+
+    async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
+        loop, tiers, failing = self._loop(problem, ctx), _Tiers(ctx.model), []
+        code, tier = "", 0
+        try:
+            for tier in (0, 1):
+                tiers.start()
+                found = await (self._direct(problem, ctx) if tier == 0 else self._sampled(problem, ctx))
+                accepted = bool(found) and await _checked(loop, found, failing)
+                code = found or code  # the answer so far, should a cap stop the run
+                tiers.end(tier)
+                if accepted:
+                    return _attempt(code, tier, tiers, loop)
+            tier = 2
+            tiers.start()
+            loop.kept, loop.code = list(failing), code
+            await loop.run()
+            tiers.end(2)
+        except ProblemBudgetExceeded as exc:
+            tiers.end(tier)
+            return _attempt(loop.code or code, tier, tiers, loop, stopped=str(exc))
+        return _attempt(loop.code, 2, tiers, loop)
+
+    def _loop(self, problem: Problem, ctx: SolveContext) -> _Loop:
+        config = self.full.config
+        temperature = config.temperature if ctx.temperature is None else ctx.temperature
+        return _Loop(problem, replace(ctx, temperature=temperature, top_p=config.top_p), config)
+
+    async def _direct(self, problem: Problem, ctx: SolveContext) -> str:
+        return extract_code(await ask(ctx, "strategies/direct", **problem_variables(problem)))
+
+    async def _sampled(self, problem: Problem, ctx: SolveContext) -> str:
+        from solidcoder.verify.select import sample_then_rank
+
+        sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, self.config.samples,
+                                         self.config.temperature, ctx.max_tokens)
+        return sampled.ranking.best.code if sampled.ranking.best else ""
+
+
+async def _checked(loop: _Loop, code: str, failing: list[SuiteTest]) -> bool:
+    """Public tests and one oracle round on `code`; a failing oracle test joins `failing`. True when everything
+    that ran passed and at least one test ran."""
+    public = await loop.evaluate(code, loop.public)
+    if not public.green:
+        return False
+    test = await loop.oracle_test(code, 1)
+    if test is None:
+        return public.verified
+    failure = await loop.failure_of(code, test)
+    loop.rounds.append("executed, failed" if failure else "executed, passed")
+    if failure is not None:
+        failing.append(test)
+        return False
+    return public.verified or not test.test.crash_only
+
+
+def _attempt(code: str, tier: int, tiers: _Tiers, loop: _Loop, stopped: str | None = None) -> Attempt:
+    notes: dict[str, Any] = {"tier": tier, "tiers": tiers.spent, "stages": loop.stages, "kept_tests": len(loop.kept),
+                             "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections,
+                             "kept": [t.test.to_dict() for t in loop.kept]}
+    if tier < 2 and stopped is None:
+        notes["verified"] = True
+    elif tier == 2:
+        notes["verified"] = loop.verified
+    if stopped:
+        notes["stopped"] = stopped
+    return Attempt(code, notes)

@@ -1,0 +1,58 @@
+"""`solidcoder-routed`: tier 0 (a direct program, public tests, one oracle round), tier 1 (ranked samples, the same
+check), tier 2 (the full loop, seeded with the failing tests found so far), in order, on the scripted server."""
+
+from __future__ import annotations
+
+from stage_router import BAD, GOOD, StageRouter
+from test_algorithm1 import ZERO_BUG, ZERO_TEST
+from test_bench_strategies import ADD, run
+
+from solidcoder.problem import Problem
+from solidcoder.strategies import make_strategy
+
+SUM_TEST = "```python\nassert add(2, 2) == 4, 'sum'\n```"
+
+
+def routed(server, sandbox_pool, tmp_path, problems=(ADD,)):
+    results, errors = run(server, make_strategy("solidcoder-routed"), sandbox_pool, tmp_path, problems)
+    assert errors == []
+    return results[0]
+
+
+def test_tier_0_accepts_a_direct_program_that_passes_the_public_tests_and_an_oracle_round(scripted_server,
+                                                                                          sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", GOOD)
+    row = routed(scripted_server, sandbox_pool, tmp_path)
+    assert row["passed"] and row["notes"]["tier"] == 0 and row["notes"]["verified"]
+    assert router.seen == ["strategies/direct", "red_team", "judge"]
+    assert [t["tier"] for t in row["notes"]["tiers"]] == [0] and row["notes"]["tiers"][0]["calls"] == 3
+
+
+def test_routing_takes_each_tier_in_order_and_seeds_the_full_loop_with_the_failing_tests(scripted_server,
+                                                                                         sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server, code=GOOD).queue("strategies/direct", ZERO_BUG, *[BAD] * 5)
+    router.queue("red_team", ZERO_TEST)  # breaks the tier-0 program; the samples all fail the public test
+    row = routed(scripted_server, sandbox_pool, tmp_path)
+    notes = row["notes"]
+    assert row["passed"] and notes["tier"] == 2 and [t["tier"] for t in notes["tiers"]] == [0, 1, 2]
+    assert router.seen[:8] == ["strategies/direct", "red_team", "judge", *["strategies/direct"] * 5]
+    assert router.seen[8] == "plan" and notes["kept"][0]["source"].startswith("assert add(0, 5) == 5")
+    assert sum(t["calls"] for t in notes["tiers"]) == row["calls"] == len(router.seen)
+
+
+def test_the_report_counts_the_problems_that_ended_in_each_tier(scripted_server, sandbox_pool, tmp_path):
+    from solidcoder.bench.metrics import summarize
+    from solidcoder.bench.report import tier_lines
+
+    StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", GOOD)
+    row = routed(scripted_server, sandbox_pool, tmp_path)
+    assert tier_lines(summarize([row], [])) == ["t solidcoder-routed (m): ended in tier 0: 1"]
+
+
+def test_tier_0_accepts_nothing_when_no_test_ran(scripted_server, sandbox_pool, tmp_path):
+    untested = Problem(id="add", kind="call", statement=ADD.statement, entry_point="add", public_tests=[],
+                       hidden_tests=ADD.hidden_tests)
+    router = StageRouter(scripted_server, red_team="no test in this reply").queue("strategies/direct", GOOD)
+    row = routed(scripted_server, sandbox_pool, tmp_path, (untested,))
+    assert row["notes"]["tier"] == 2 and not row["notes"]["verified"]  # nothing ran, so no tier could accept
+    assert router.seen[:3] == ["strategies/direct", "red_team", "strategies/direct"]
