@@ -14,8 +14,8 @@ import pytest
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
-SMALL = ["--strategy", "solidcoder+", "--plans", "1", "--candidates", "1", "--debug-rounds", "1", "--oracle-rounds", "1", "--max-tokens", "96",
-         "--max-calls", "8"]
+SMALL = ["--strategy", "solidcoder+", "--plans", "1", "--candidates", "1", "--debug-rounds", "1",
+         "--oracle-rounds", "1", "--max-tokens", "96", "--max-calls", "8"]
 
 
 def run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
