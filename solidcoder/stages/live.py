@@ -175,9 +175,10 @@ class LiveExecutor:
         if test.crash_only:
             base.passed, base.status = True, "pass"
             return base
-        return self._checked(base, test, run.stdout)
+        return self.check_output(base, test, run.stdout)
 
-    def _checked(self, base: Outcome, test: GeneratedTest, stdout: str) -> Outcome:
+    def check_output(self, base: Outcome, test: GeneratedTest, stdout: str) -> Outcome:
+        """`base`, passed when the test's property check (its own sandboxed program) accepts `stdout`."""
         payload = json.dumps({"stdin": test.stdin or "", "stdout": stdout})
         check = self.pool.run_program(test.source + _CHECK_DRIVER, payload, self.limits)
         if check.status == "sandbox_error":

@@ -12,8 +12,10 @@ Refinements, the project's own, each a named option that is off in the paper's s
 `candidates=K` programs per plan (the extras at `candidate_temperature`; the one passing most public tests is
 kept), `monotonic` fixes (kept only when they lose no passed test and pass one more), `best` (answer with the best
 program seen, not the last), `oracle_gating` (break assumptions only once the public tests pass), `trace_feedback`
-(the debug prompt shows the tracer's real variable values on the first failing test). Per-role models apply when
-the model is a roster (`--model ROLE=MODEL`). Name them after a colon: `solidcoder:candidates=3,monotonic`.
+(the debug prompt shows the tracer's real variable values on the first failing test), `structured_oracle` (the
+red-team test as JSON fields), `evidence` (checks of the test by parsing and execution before the judge prompt).
+Per-role models apply when the model is a roster (`--model ROLE=MODEL`). Name the options after a colon:
+`solidcoder:candidates=3,monotonic`.
 `solidcoder+` is the preset of the refinements the project recommends (`PRESETS`); it takes ablations and further
 options the same way (`solidcoder+_no_oracle`, `solidcoder+:candidates=5`).
 
@@ -36,6 +38,7 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, TEMPLATE_VARIABLES, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import format_trace, trace_failure
+from solidcoder.stages.evidence import contradiction
 from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
 from solidcoder.stages.oracle import ORACLE_SCHEMAS, parse_structured_test, parse_test
 from solidcoder.strategies.base import Attempt
@@ -65,14 +68,16 @@ class PaperSettings:
     oracle_gating: bool = False
     trace_feedback: bool = False
     structured_oracle: bool = False
+    evidence: bool = False
 
 
-REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback", "structured_oracle")
-# The project's recommended combination: what its earlier pipeline did, as options over Algorithm 1 (measured in
-# docs/pipeline.md).
+REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback", "structured_oracle", "evidence")
+# The project's recommended combination: what its earlier pipeline did, as options over Algorithm 1, plus evidence
+# for the judge (docs/pipeline.md).
 PRESETS: dict[str, dict[str, Any]] = {
     "solidcoder": {},
-    "solidcoder+": {"candidates": 3, "monotonic": True, "best": True, "oracle_gating": True, "trace_feedback": True},
+    "solidcoder+": {"candidates": 3, "monotonic": True, "best": True, "oracle_gating": True, "trace_feedback": True,
+                    "evidence": True},
 }
 # Which model plays each stage when the model is a roster (--model ROLE=MODEL).
 ROLES = {"plan": "planner", "plan_check": "planner", "plan_refine": "planner", "code": "coder",
@@ -235,6 +240,10 @@ class _Loop:
             return None
         if not self.config.oracle:
             return SuiteTest(f"generated-{len(self.stages)}", replace(test, crash_only=True))
+        if self.config.evidence and (reason := await self.contradiction(test)):
+            self.rounds.append("rejected")
+            self.rejections.append(f"evidence: {reason}")
+            return None
         verdict = await self.ask("judge", "judge", problem=self.common["problem"], test=test.text(),
                                  io_mode=self.common["io_mode"])
         ok = last_verdict(verdict, "VALID", "INVALID") == "VALID"
@@ -242,6 +251,11 @@ class _Loop:
             self.rounds.append("rejected")
             self.rejections.append(_reason(verdict))
         return SuiteTest(f"generated-{len(self.stages)}", test) if ok else None
+
+    async def contradiction(self, test: GeneratedTest) -> str | None:
+        """`evidence`: why parsing and execution reject the test before the judge is asked (stages/evidence.py)."""
+        self.stages.append("evidence")
+        return await asyncio.to_thread(contradiction, test, self.problem, self.live)
 
     async def red_team(self, code: str, round_no: int) -> GeneratedTest | None:
         """The red-team test as free text (the paper), or as JSON fields (`structured_oracle`)."""

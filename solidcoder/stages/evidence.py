@@ -1,0 +1,124 @@
+"""Evidence for the judge (the `evidence` refinement): checks that parsing and execution can make on a red-team test
+before the judge prompt is asked, so a test that is wrong on its face is rejected with a reason, not an opinion.
+
+* Call problems: the test's first call of the entry point passes literal arguments of the types the examples pass
+  (same count; ints and floats are both numbers; `None` matches anything); a non-literal argument, or a different
+  count (default parameters), is not evidence either way. An `assert f(args) == value` whose call is a public
+  example's call must expect the example's value.
+* Stdin problems: a property check over (stdin, stdout) must accept every public example's expected output. It
+  runs in the sandbox as its own program, like any generated check.
+
+Each function returns the reason the test is rejected, or None when the evidence finds nothing wrong.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from solidcoder.problem import Problem
+from solidcoder.stages.live import GeneratedTest, LiveExecutor, Outcome, first_call
+
+
+def contradiction(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
+    """Why the evidence rejects `test` on `problem`, or None."""
+    if test.crash_only:
+        return None
+    if problem.kind == "call":
+        return wrong_argument_types(test, problem) or contradicted_example_value(test, problem)
+    return rejected_example(test, problem, live)
+
+
+def wrong_argument_types(test: GeneratedTest, problem: Problem) -> str | None:
+    call = first_call(test.source, problem)
+    mine = _argument_types(call) if call else None
+    examples = [types for types in map(_argument_types, _public_calls(problem)) if types is not None]
+    comparable = [types for types in examples if mine is not None and len(types) == len(mine)]
+    if not comparable or any(_compatible(mine, types) for types in comparable):
+        return None
+    return f"the test calls {call[:200]} with ({', '.join(mine)}); the examples pass ({', '.join(comparable[0])})"
+
+
+def contradicted_example_value(test: GeneratedTest, problem: Problem) -> str | None:
+    """An `assert CALL == VALUE` on a public example's very call, expecting another value than the example's."""
+    expected = {_normal(t.call): t.expected for t in problem.public_tests if t.kind == "call" and t.call}
+    for case in problem.public_tests:  # examples given as assert scripts (HumanEval's) name their values too
+        expected.update(_asserted_values(case.script or "") if case.kind == "call" and not case.call else [])
+    for call, value in _asserted_values(test.source):  # both sides normalised by ast.dump
+        if call in expected and value != expected[call]:
+            return f"the test expects {value!r} from an example whose expected value is {expected[call]!r}"
+    return None
+
+
+def rejected_example(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
+    """A stdin property check that rejects a public example's expected output."""
+    for index, case in enumerate(problem.public_tests):
+        if case.kind != "stdio" or not case.outputs:
+            continue
+        output = case.outputs[0] if case.outputs[0].endswith("\n") else case.outputs[0] + "\n"
+        example = GeneratedTest("stdio", test.source, case.stdin or "", origin=test.origin)
+        outcome = live.check_output(Outcome(f"example-{index}", False, "fail"), example, output)
+        if not outcome.passed and outcome.status != "sandbox_error":
+            return f"the property check rejects example {index + 1}'s expected output ({outcome.detail[:200]})"
+    return None
+
+
+def _public_calls(problem: Problem) -> list[str]:
+    calls = [t.call if t.call else first_call(t.script or "", problem) for t in problem.public_tests
+             if t.kind == "call"]
+    return [c for c in calls if c]
+
+
+def _argument_types(call: str) -> tuple[str, ...] | None:
+    """The type names of a call's literal arguments; None when it is not a plain call of literals."""
+    try:
+        node = ast.parse(call.strip(), mode="eval").body
+        if not isinstance(node, ast.Call) or node.keywords:
+            return None
+        return tuple(_type_name(ast.literal_eval(arg)) for arg in node.args)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    return "number" if isinstance(value, (int, float)) else type(value).__name__
+
+
+def _compatible(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
+    return all(a == b or "NoneType" in (a, b) for a, b in zip(mine, theirs, strict=True))
+
+
+def _asserted_values(script: str) -> list[tuple[str, Any]]:
+    """(normalised call, literal) for each `assert CALL == LITERAL` (or `LITERAL == CALL`) in a script."""
+    try:
+        tree = ast.parse(script)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.Assert) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            for call, literal in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+                if isinstance(call, ast.Call) and (value := _literal(literal)) is not _NOT_LITERAL:
+                    found.append((ast.dump(call), value))
+    return found
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+
+
+def _normal(call: str) -> str:
+    """A call's source as the AST compares it (spacing and quotes do not matter)."""
+    try:
+        return ast.dump(ast.parse(call.strip(), mode="eval").body)
+    except SyntaxError:
+        return call

@@ -1,0 +1,67 @@
+"""Evidence for the judge: a red-team test that is wrong on its face (the examples' argument types, an example's
+own value, a stdin property that rejects an example's expected output) is rejected with a reason, before the judge
+prompt is asked; anything the evidence cannot decide is left to the judge."""
+
+from __future__ import annotations
+
+import pytest
+from stage_router import StageRouter
+from test_bench_strategies import ADD, run
+
+from solidcoder.problem import Problem, TestCase
+from solidcoder.stages.evidence import contradiction
+from solidcoder.stages.live import GeneratedTest, LiveExecutor
+from solidcoder.strategies import make_strategy
+
+SUM = Problem(id="sum", kind="stdio", statement="Print a + b.", public_tests=[
+    TestCase(kind="stdio", stdin="1 2\n", expected_stdout="3"), TestCase(kind="stdio", stdin="5 5\n",
+                                                                         expected_stdout="10")])
+
+
+def call_test(script: str) -> GeneratedTest:
+    return GeneratedTest("call", script)
+
+
+@pytest.mark.parametrize(("script", "reason"), [
+    ("assert add('a', 'b') == 'ab'",
+     "the test calls add('a', 'b') with (str, str); the examples pass (number, number)"),
+    ("assert add(1, 2) == 4", "the test expects 4 from an example whose expected value is 3"),
+    ("assert 4 == add(1,  2)", "the test expects 4 from an example whose expected value is 3"),
+])
+def test_a_call_test_wrong_on_its_face_is_rejected_with_the_reason(script, reason, sandbox_pool):
+    assert contradiction(call_test(script), ADD, LiveExecutor(sandbox_pool, ADD)) == reason
+
+
+@pytest.mark.parametrize("script", [
+    "assert add(0, 5) == 5",  # plausible: left to the judge
+    "assert add(1.5, 2) == 3.5",  # a float is a number
+    "x = 3\nassert add(x, 2) == 5",  # not a literal: no evidence either way
+    "assert add(1, 2, 3) == 6",  # another argument count (a default parameter?): no evidence either way
+    "assert add(1, 2) == 3",  # agrees with the example
+])
+def test_what_the_evidence_cannot_fault_goes_to_the_judge(script, sandbox_pool):
+    assert contradiction(call_test(script), ADD, LiveExecutor(sandbox_pool, ADD)) is None
+
+
+def test_a_crash_only_test_is_never_faulted(sandbox_pool):
+    test = GeneratedTest("call", "assert add('a', 'b') == 'ab'", crash_only=True)
+    assert contradiction(test, ADD, LiveExecutor(sandbox_pool, ADD)) is None
+
+
+def test_a_stdin_property_must_accept_every_examples_expected_output(sandbox_pool):
+    live = LiveExecutor(sandbox_pool, SUM)
+    right = "def check(stdin, stdout):\n    assert int(stdout) == sum(map(int, stdin.split()))\n"
+    wrong = "def check(stdin, stdout):\n    assert int(stdout) < 5, 'small'\n"
+    assert contradiction(GeneratedTest("stdio", right, "0 0\n"), SUM, live) is None
+    reason = contradiction(GeneratedTest("stdio", wrong, "0 0\n"), SUM, live)
+    assert reason.startswith("the property check rejects example 2's expected output") and "small" in reason
+
+
+def test_algorithm_1_with_evidence_rejects_before_asking_the_judge(scripted_server, sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server).queue("red_team", "```python\nassert add(1, 2) == 4\n```",
+                                               "```python\nassert add(2, 2) == 4\n```")
+    results, errors = run(scripted_server, make_strategy("solidcoder:evidence"), sandbox_pool, tmp_path)
+    notes = results[0]["notes"]
+    assert not errors and notes["oracle_rounds"] == ["rejected", "executed, passed"]
+    assert notes["judge_rejections"] == ["evidence: the test expects 4 from an example whose expected value is 3"]
+    assert router.seen.count("judge") == 1  # only the second test reached the judge prompt
