@@ -26,6 +26,7 @@ def test_tier_0_accepts_a_direct_program_that_passes_the_public_tests_and_an_ora
     assert row["passed"] and row["notes"]["tier"] == 0 and row["notes"]["verified"]
     assert router.seen == ["strategies/direct", "red_team", "judge"]
     assert [t["tier"] for t in row["notes"]["tiers"]] == [0] and row["notes"]["tiers"][0]["calls"] == 3
+    assert {r.body.get("temperature") for r in scripted_server.chat_requests()} == {0.0}  # greedy, as the paper
 
 
 def test_routing_takes_each_tier_in_order_and_seeds_the_full_loop_with_the_failing_tests(scripted_server,
@@ -38,6 +39,8 @@ def test_routing_takes_each_tier_in_order_and_seeds_the_full_loop_with_the_faili
     assert router.seen[:8] == ["strategies/direct", "red_team", "judge", *["strategies/direct"] * 5]
     assert router.seen[8] == "plan" and notes["kept"][0]["source"].startswith("assert add(0, 5) == 5")
     assert sum(t["calls"] for t in notes["tiers"]) == row["calls"] == len(router.seen)
+    samples = [r.body.get("temperature") for r in scripted_server.chat_requests()[3:8]]
+    assert samples == [0.8] * 5  # tier 1 samples on purpose
 
 
 def test_the_report_counts_the_problems_that_ended_in_each_tier(scripted_server, sandbox_pool, tmp_path):

@@ -2,8 +2,9 @@
 
 The SolidCoder paper names difficulty-aware routing as future work; this is the project's version of it.
 
-* Tier 0: one program written directly (the Direct prompt), run on the public tests and one oracle round (a judged
-  red-team test, executed). Accepted when everything that ran passed and at least one test ran.
+* Tier 0: one program written directly (the Direct prompt, at the full loop's temperature, 0 unless the run sets
+  one), run on the public tests and one oracle round (a judged red-team test, executed). Accepted when everything
+  that ran passed and at least one test ran.
 * Tier 1: `samples` programs at `temperature`, pruned by the cheap verifiers (syntax, lint, public tests) and
   clustered by behaviour on the public inputs; the largest cluster's program goes through the same check.
 * Tier 2: the full loop (Algorithm 1 with `full`'s settings, `solidcoder+` by default), seeded with every failing
@@ -75,7 +76,7 @@ class Routed:
         try:
             for tier in (0, 1):
                 tiers.start()
-                found = await (self._direct(problem, ctx) if tier == 0 else self._sampled(problem, ctx))
+                found = await (self._direct(problem, loop.ctx) if tier == 0 else self._sampled(problem, ctx))
                 accepted = bool(found) and await _checked(loop, found, failing)
                 code = found or code  # the answer so far, should a cap stop the run
                 tiers.end(tier)
