@@ -117,7 +117,7 @@ class Algorithm1:
         if ctx.pool is None:
             raise ValueError("the solidcoder strategy needs the sandbox pool in its SolveContext")
         temperature = self.config.temperature if ctx.temperature is None else ctx.temperature
-        loop = _Loop(problem, replace(ctx, temperature=temperature, top_p=self.config.top_p), self.config,
+        loop = Loop(problem, replace(ctx, temperature=temperature, top_p=self.config.top_p), self.config,
                      self.seed_code)
         notes: dict[str, Any] = {}
         try:
@@ -130,7 +130,7 @@ class Algorithm1:
                                    "kept": [t.test.to_dict() for t in loop.kept]})
 
 
-class _Loop:
+class Loop:
     """One problem's run of Algorithm 1: the stages in the order they ran, and the tests kept."""
 
     def __init__(self, problem: Problem, ctx: SolveContext, config: PaperSettings, seed: str | None = None) -> None:

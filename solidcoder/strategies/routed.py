@@ -25,7 +25,7 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
 from solidcoder.stages.base import extract_code
 from solidcoder.stages.live import SuiteTest
-from solidcoder.strategies.algorithm1 import Algorithm1, _Loop, make_algorithm1
+from solidcoder.strategies.algorithm1 import Algorithm1, Loop, make_algorithm1
 from solidcoder.strategies.base import Attempt
 
 
@@ -92,10 +92,10 @@ class Routed:
             return _attempt(loop.code or code, tier, tiers, loop, stopped=str(exc))
         return _attempt(loop.code, 2, tiers, loop)
 
-    def _loop(self, problem: Problem, ctx: SolveContext) -> _Loop:
+    def _loop(self, problem: Problem, ctx: SolveContext) -> Loop:
         config = self.full.config
         temperature = config.temperature if ctx.temperature is None else ctx.temperature
-        return _Loop(problem, replace(ctx, temperature=temperature, top_p=config.top_p), config)
+        return Loop(problem, replace(ctx, temperature=temperature, top_p=config.top_p), config)
 
     async def _direct(self, problem: Problem, ctx: SolveContext) -> str:
         return extract_code(await ask(ctx, "strategies/direct", **problem_variables(problem)))
@@ -108,7 +108,7 @@ class Routed:
         return sampled.ranking.best.code if sampled.ranking.best else ""
 
 
-async def _checked(loop: _Loop, code: str, failing: list[SuiteTest]) -> bool:
+async def _checked(loop: Loop, code: str, failing: list[SuiteTest]) -> bool:
     """Public tests and one oracle round on `code`; a failing oracle test joins `failing`. True when everything
     that ran passed and at least one test ran."""
     public = await loop.evaluate(code, loop.public)
@@ -125,7 +125,7 @@ async def _checked(loop: _Loop, code: str, failing: list[SuiteTest]) -> bool:
     return public.verified or not test.test.crash_only
 
 
-def _attempt(code: str, tier: int, tiers: _Tiers, loop: _Loop, stopped: str | None = None) -> Attempt:
+def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, stopped: str | None = None) -> Attempt:
     notes: dict[str, Any] = {"tier": tier, "tiers": tiers.spent, "stages": loop.stages, "kept_tests": len(loop.kept),
                              "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections,
                              "kept": [t.test.to_dict() for t in loop.kept]}
