@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 
 from solidcoder.bench.store import RESULTS, read_rows
@@ -30,6 +31,11 @@ def main() -> None:
     for stage, (calls, prompt, completion) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
         print(f"{stage:>18} {calls:>5} {calls / all_calls:>6.1%} {prompt:>8} + {completion:>7} "
               f"{(prompt + completion) / all_tokens:>6.1%}")
+    rounds = Counter(outcome for r in rows for outcome in r.get("notes", {}).get("oracle_rounds", []))
+    if rounds:
+        executed = sum(n for outcome, n in rounds.items() if outcome.startswith(("executed", "traced")))
+        print(f"oracle rounds: {sum(rounds.values())}, ended in an executed test: {executed} "
+              f"({executed / sum(rounds.values()):.0%}); " + ", ".join(f"{k}: {n}" for k, n in rounds.most_common()))
     verified = sum(1 for r in rows if r.get("notes", {}).get("verified"))
     capped = sum(1 for r in rows if r.get("calls", 0) >= args.cap)
     passed = sum(1 for r in rows if r["passed"])
