@@ -62,7 +62,7 @@ async def solve_problem(strategy: Strategy, problem: Problem, models, pool: Exec
     ctx = SolveContext(model, prompts, check, max_tokens=limits.max_tokens, pool=pool)
     try:
         if limits.prerank:
-            strategy = await _seeded(strategy, problem, ctx, limits)
+            strategy = await _seeded(strategy, problem, ctx, limits, trajectory)
         attempt = await strategy.solve(problem, ctx)
     except BudgetExceeded as exc:  # spent before the strategy had any code (while sampling for --prerank)
         return _stopped(trajectory, "unverified", f"budget ran out: {exc}")
@@ -71,14 +71,13 @@ async def solve_problem(strategy: Strategy, problem: Problem, models, pool: Exec
     return await _judged(attempt, problem, judge, trajectory)
 
 
-async def _seeded(strategy, problem: Problem, ctx: SolveContext, limits: SolveLimits):
+async def _seeded(strategy, problem: Problem, ctx: SolveContext, limits: SolveLimits, trajectory: Trajectory):
     """Prune-then-rank `limits.prerank` sampled programs; the best one seeds Algorithm 1's first plan."""
     from solidcoder.verify.select import sample_then_rank
 
     sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, limits.prerank,
                                      limits.prerank_temperature, limits.max_tokens)
     ranking = sampled.ranking
-    trajectory = ctx.model.trajectory
     trajectory.header["prerank"] = {"samples": limits.prerank, "pruned": ranking.pruned,
                                     "survivors": len(ranking.ranked)}
     return strategy.with_settings(seed_code=ranking.best.code) if ranking.best else strategy

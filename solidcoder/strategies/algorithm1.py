@@ -113,12 +113,16 @@ class Algorithm1:
     def settings(self) -> dict[str, Any]:
         return {"algorithm": "paper", **asdict(self.config)}
 
+    def loop(self, problem: Problem, ctx: SolveContext) -> Loop:
+        """A run on `problem`, its calls at the settings' temperature (unless the run sets one) and top-p."""
+        temperature = self.config.temperature if ctx.temperature is None else ctx.temperature
+        return Loop(problem, replace(ctx, temperature=temperature, top_p=self.config.top_p), self.config,
+                    self.seed_code)
+
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         if ctx.pool is None:
             raise ValueError("the solidcoder strategy needs the sandbox pool in its SolveContext")
-        temperature = self.config.temperature if ctx.temperature is None else ctx.temperature
-        loop = Loop(problem, replace(ctx, temperature=temperature, top_p=self.config.top_p), self.config,
-                     self.seed_code)
+        loop = self.loop(problem, ctx)
         notes: dict[str, Any] = {}
         try:
             await loop.run()

@@ -16,7 +16,7 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from solidcoder.core.context import SolveContext, ask
@@ -71,7 +71,7 @@ class Routed:
                 "full": self.full.settings()}
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
-        loop, tiers, failing = self._loop(problem, ctx), _Tiers(ctx.model), []
+        loop, tiers, failing = self.full.loop(problem, ctx), _Tiers(ctx.model), []
         code, tier = "", 0
         try:
             for tier in (0, 1):
@@ -91,11 +91,6 @@ class Routed:
             tiers.end(tier)
             return _attempt(loop.code or code, tier, tiers, loop, stopped=str(exc))
         return _attempt(loop.code, 2, tiers, loop)
-
-    def _loop(self, problem: Problem, ctx: SolveContext) -> Loop:
-        config = self.full.config
-        temperature = config.temperature if ctx.temperature is None else ctx.temperature
-        return Loop(problem, replace(ctx, temperature=temperature, top_p=config.top_p), config)
 
     async def _direct(self, problem: Problem, ctx: SolveContext) -> str:
         return extract_code(await ask(ctx, "strategies/direct", **problem_variables(problem)))
