@@ -231,9 +231,10 @@ def test_structured_oracle_asks_for_json_fields_and_assembles_the_test(scripted_
     assert row["passed"] and row["notes"]["kept_tests"] == 1
 
 
-def test_every_oracle_rounds_outcome_is_recorded(scripted_server, sandbox_pool, tmp_path):
+@pytest.mark.parametrize("verdict", ["Wrong value.\nINVALID", "INVALID. Wrong value.", "INVALID: Wrong value."])
+def test_every_oracle_rounds_outcome_is_recorded(verdict, scripted_server, sandbox_pool, tmp_path):
     router = StageRouter(scripted_server, code=ZERO_BUG, fix=ZERO_BUG)
-    router.queue("red_team", "no test here", ZERO_TEST, ZERO_TEST).queue("judge", "Wrong value.\nINVALID")
+    router.queue("red_team", "no test here", ZERO_TEST, ZERO_TEST).queue("judge", verdict)
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["notes"]["oracle_rounds"][:3] == ["malformed", "rejected", "executed, failed"]
     assert row["notes"]["judge_rejections"] == ["Wrong value."]
@@ -297,3 +298,28 @@ def test_a_kept_test_the_correct_answer_passes_is_no_false_alarm(scripted_server
     StageRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_TEST, "```python\nassert add(3, 4) == 7\n```")
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["passed"] and (row["kept_tests"], row["false_alarms"]) == (1, 0)
+
+
+def test_stage_caps_cap_the_replies_that_are_not_programs(scripted_server, sandbox_pool, tmp_path):
+    from solidcoder.strategies.algorithm1 import STAGE_TOKENS
+
+    def caps(name: str, run_dir) -> dict:
+        router = StageRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4, 'sum'\n```")
+        solved(scripted_server, sandbox_pool, run_dir, name)
+        return {stage: router.requests(stage)[-1].body.get("max_tokens") for stage in ("plan", "judge", "code")}
+
+    plain, capped = caps("solidcoder", tmp_path / "plain"), caps("solidcoder:stage_caps", tmp_path / "capped")
+    assert capped == {"plan": STAGE_TOKENS["plan"], "judge": STAGE_TOKENS["judge"], "code": plain["code"]}
+    assert plain["plan"] != STAGE_TOKENS["plan"]
+
+
+def test_evidence_judge_skips_the_judge_prompt_only_when_the_evidence_could_check(scripted_server, sandbox_pool,
+                                                                                   tmp_path):
+    literal = "```python\nassert add(2, 2) == 4, 'sum'\n```"
+    computed = "```python\nx = 2\nassert add(x, x) == 4, 'sum'\n```"  # no literal arguments: nothing to compare
+    StageRouter(scripted_server, red_team=literal)
+    row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:evidence_judge")
+    assert "judge" not in row["notes"]["stages"] and row["notes"]["oracle_rounds"] == ["executed, passed"]
+    StageRouter(scripted_server, red_team=computed)
+    row = solved(scripted_server, sandbox_pool, tmp_path / "2", "solidcoder:evidence_judge")
+    assert "judge" in row["notes"]["stages"] and row["notes"]["oracle_rounds"] == ["executed, passed"]

@@ -59,3 +59,13 @@ def test_tier_0_accepts_nothing_when_no_test_ran(scripted_server, sandbox_pool, 
     row = routed(scripted_server, sandbox_pool, tmp_path, (untested,))
     assert row["notes"]["tier"] == 2 and not row["notes"]["verified"]  # nothing ran, so no tier could accept
     assert router.seen[:3] == ["strategies/direct", "red_team", "strategies/direct"]
+
+
+def test_an_oracle_test_that_every_surviving_sample_fails_is_rejected_as_suspect(scripted_server, sandbox_pool,
+                                                                                 tmp_path):
+    other = "```python\ndef add(a, b):\n    return b + a if a else 0\n```"  # another program with the same bug
+    router = StageRouter(scripted_server, red_team=ZERO_TEST).queue("strategies/direct", ZERO_BUG, ZERO_BUG, other)
+    row = routed(scripted_server, sandbox_pool, tmp_path)
+    assert row["notes"]["tier"] == 1 and row["notes"]["oracle_rounds"] == ["executed, failed", "rejected"]
+    assert row["notes"]["judge_rejections"][-1] == "evidence: all 2 sampled programs that pass the public tests fail it"
+    assert router.seen.count("strategies/direct") == 6

@@ -8,7 +8,10 @@ before the judge prompt is asked, so a test that is wrong on its face is rejecte
 * Stdin problems: a property check over (stdin, stdout) must accept every public example's expected output. It
   runs in the sandbox as its own program, like any generated check.
 
-Each function returns the reason the test is rejected, or None when the evidence finds nothing wrong.
+Each function returns the reason the test is rejected, or None when the evidence finds nothing wrong; `checkable`
+says whether the evidence had anything to check (the `evidence_judge` refinement lets it stand in for the judge
+prompt then). None of this checks a call test's expected value beyond the examples' own calls: that is the
+judge's part, and what a false alarm is made of.
 """
 
 from __future__ import annotations
@@ -27,6 +30,17 @@ def contradiction(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> 
     if problem.kind == "call":
         return wrong_argument_types(test, problem) or contradicted_example_value(test, problem)
     return rejected_example(test, problem, live)
+
+
+def checkable(test: GeneratedTest, problem: Problem) -> bool:
+    """Whether the checks above had something to compare: a call test's literal arguments against examples with
+    as many, or a stdin property against at least one example's expected output."""
+    if problem.kind != "call":
+        return any(case.kind == "stdio" and case.outputs for case in problem.public_tests)
+    call = first_call(test.source, problem)
+    mine = _argument_types(call) if call else None
+    examples = [types for types in map(_argument_types, _public_calls(problem)) if types is not None]
+    return mine is not None and any(len(types) == len(mine) for types in examples)
 
 
 def wrong_argument_types(test: GeneratedTest, problem: Problem) -> str | None:

@@ -13,7 +13,9 @@ Refinements, the project's own, each a named option that is off in the paper's s
 kept), `monotonic` fixes (kept only when they lose no passed test and pass one more), `best` (answer with the best
 program seen, not the last), `oracle_gating` (break assumptions only once the public tests pass), `trace_feedback`
 (the debug prompt shows the tracer's real variable values on the first failing test), `structured_oracle` (the
-red-team test as JSON fields), `evidence` (checks of the test by parsing and execution before the judge prompt).
+red-team test as JSON fields), `evidence` (checks of the test by parsing and execution before the judge prompt),
+`evidence_judge` (those checks, when they can check the test, stand in for the judge prompt), `stage_caps` (the
+completion caps of `STAGE_TOKENS` for the stages whose replies are not programs).
 Per-role models apply when the model is a roster (`--model ROLE=MODEL`). Name the options after a colon:
 `solidcoder:candidates=3,monotonic`.
 `solidcoder+` is the preset of the refinements the project recommends (`PRESETS`); it takes ablations and further
@@ -29,6 +31,7 @@ nothing to execute, and the next round tries again.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -38,7 +41,7 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, TEMPLATE_VARIABLES, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import format_trace, trace_failure
-from solidcoder.stages.evidence import contradiction
+from solidcoder.stages.evidence import checkable, contradiction
 from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
 from solidcoder.stages.oracle import ORACLE_SCHEMAS, parse_structured_test, parse_test
 from solidcoder.strategies.base import Attempt
@@ -69,9 +72,17 @@ class PaperSettings:
     trace_feedback: bool = False
     structured_oracle: bool = False
     evidence: bool = False
+    evidence_judge: bool = False
+    stage_caps: bool = False
 
 
-REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback", "structured_oracle", "evidence")
+REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback", "structured_oracle", "evidence",
+               "evidence_judge", "stage_caps")
+# `stage_caps`: the completion cap of the stages whose replies are not programs, below the run's --max-tokens. Sized
+# from the replies of Qwen2.5-Coder-0.5B on HumanEval 0-39 (issue 15's run: plans averaged 470 tokens and often hit
+# 512; a judge that loops repeats its reason until the cap).
+STAGE_TOKENS = {"plan": 384, "plan_check": 256, "plan_refine": 384, "red_team": 320, "judge": 128,
+                "mental_execute": 256}
 # The project's recommended combination: what its earlier pipeline did, as options over Algorithm 1, plus evidence
 # for the judge (docs/pipeline.md).
 PRESETS: dict[str, dict[str, Any]] = {
@@ -154,8 +165,14 @@ class Loop:
                   **variables: str) -> str:
         self.stages.append(stage)
         model = self.ctx.model.for_role(ROLES[stage]) if hasattr(self.ctx.model, "for_role") else self.ctx.model
-        ctx = replace(self.ctx, model=model, temperature=self.ctx.temperature if temperature is None else temperature)
+        ctx = replace(self.ctx, model=model, temperature=self.ctx.temperature if temperature is None else temperature,
+                      max_tokens=self.max_tokens(stage))
         return await ask(ctx, f"paper/{template}", schema=schema, **variables)
+
+    def max_tokens(self, stage: str) -> int | None:
+        """The run's completion cap, or with `stage_caps` the stage's own when that is lower."""
+        cap = STAGE_TOKENS.get(stage) if self.config.stage_caps else None
+        return min(filter(None, (cap, self.ctx.max_tokens)), default=None)
 
     async def run(self) -> None:
         await self.loop()
@@ -244,10 +261,12 @@ class Loop:
             return None
         if not self.config.oracle:
             return SuiteTest(f"generated-{len(self.stages)}", replace(test, crash_only=True))
-        if self.config.evidence and (reason := await self.contradiction(test)):
+        if (self.config.evidence or self.config.evidence_judge) and (reason := await self.contradiction(test)):
             self.rounds.append("rejected")
             self.rejections.append(f"evidence: {reason}")
             return None
+        if self.config.evidence_judge and checkable(test, self.problem):  # the evidence stands in for the judge
+            return SuiteTest(f"generated-{len(self.stages)}", test)
         verdict = await self.ask("judge", "judge", problem=self.common["problem"], test=test.text(),
                                  io_mode=self.common["io_mode"])
         ok = last_verdict(verdict, "VALID", "INVALID") == "VALID"
@@ -326,9 +345,10 @@ class Loop:
 
 
 def _reason(verdict: str, limit: int = 300) -> str:
-    """The judge's reply without its verdict line: why it rejected the test."""
-    lines = [line for line in verdict.strip().splitlines() if line.strip() and "INVALID" not in line.upper()]
-    return " ".join(lines)[-limit:] or "(no reason given)"
+    """The judge's reply without its verdict word: why it rejected the test ("INVALID. The input ..." keeps the
+    sentence after the verdict)."""
+    text = re.sub(r"\bINVALID\b[.:]?", " ", verdict)
+    return " ".join(text.split())[:limit] or "(no reason given)"
 
 
 def _report(evaluation: Evaluation, limit: int = 3) -> str:

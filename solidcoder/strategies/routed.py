@@ -6,7 +6,8 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
   one), run on the public tests and one oracle round (a judged red-team test, executed). Accepted when everything
   that ran passed and at least one test ran.
 * Tier 1: `samples` programs at `temperature`, pruned by the cheap verifiers (syntax, lint, public tests) and
-  clustered by behaviour on the public inputs; the largest cluster's program goes through the same check.
+  clustered by behaviour on the public inputs; the largest cluster's program goes through the same check (with
+  `evidence`, an oracle test that every surviving sample fails is rejected as suspect).
 * Tier 2: the full loop (Algorithm 1 with `full`'s settings, `solidcoder+` by default), seeded with every failing
   test the earlier tiers found (kept as accumulated tests).
 
@@ -76,9 +77,9 @@ class Routed:
         try:
             for tier in (0, 1):
                 tiers.start()
-                found = await (self._direct(problem, loop.ctx) if tier == 0 else self._sampled(problem, ctx))
-                accepted = bool(found) and await _checked(loop, found, failing)
-                code = found or code  # the answer so far, should a cap stop the run
+                found = [await self._direct(problem, loop.ctx)] if tier == 0 else await self._sampled(problem, ctx)
+                accepted = bool(found[0]) and await _checked(loop, found[0], failing, found[1:])
+                code = found[0] or code  # the answer so far, should a cap stop the run
                 tiers.end(tier)
                 if accepted:
                     return _attempt(code, tier, tiers, loop)
@@ -95,17 +96,19 @@ class Routed:
     async def _direct(self, problem: Problem, ctx: SolveContext) -> str:
         return extract_code(await ask(ctx, "strategies/direct", **problem_variables(problem)))
 
-    async def _sampled(self, problem: Problem, ctx: SolveContext) -> str:
+    async def _sampled(self, problem: Problem, ctx: SolveContext) -> list[str]:
+        """The survivors of prune-then-rank, best first ([""] when none survived)."""
         from solidcoder.verify.select import sample_then_rank
 
         sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, self.config.samples,
                                          self.config.temperature, ctx.max_tokens)
-        return sampled.ranking.best.code if sampled.ranking.best else ""
+        return [candidate.code for candidate, _ in sampled.ranking.ranked] or [""]
 
 
-async def _checked(loop: Loop, code: str, failing: list[SuiteTest]) -> bool:
+async def _checked(loop: Loop, code: str, failing: list[SuiteTest], others: list[str]) -> bool:
     """Public tests and one oracle round on `code`; a failing oracle test joins `failing`. True when everything
-    that ran passed and at least one test ran."""
+    that ran passed and at least one test ran. With `evidence`, a test that `code` and every other sampled program
+    passing the public tests (`others`) fail is suspect: rejected, as the evidence's other checks reject."""
     public = await loop.evaluate(code, loop.public)
     if not public.green:
         return False
@@ -113,11 +116,22 @@ async def _checked(loop: Loop, code: str, failing: list[SuiteTest]) -> bool:
     if test is None:
         return public.verified
     failure = await loop.failure_of(code, test)
+    if failure and loop.config.evidence and others and await _all_fail(loop, test, others):
+        loop.rounds.append("rejected")
+        loop.rejections.append(f"evidence: all {len(others) + 1} sampled programs that pass the public tests fail it")
+        return public.verified
     loop.rounds.append("executed, failed" if failure else "executed, passed")
     if failure is not None:
         failing.append(test)
         return False
     return public.verified or not test.test.crash_only
+
+
+async def _all_fail(loop: Loop, test: SuiteTest, programs: list[str]) -> bool:
+    for program in programs:
+        if (await loop.evaluate(program, [test])).green:
+            return False
+    return True
 
 
 def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, stopped: str | None = None) -> Attempt:
