@@ -1,16 +1,21 @@
 """Evidence for the judge: a red-team test that is wrong on its face (the examples' argument types, an example's
-own value, a stdin property that rejects an example's expected output) is rejected with a reason, before the judge
+own value, a structured property false of an example's result, a stdin property that rejects an example's expected
+output) is rejected with a reason, before the judge
 prompt is asked; anything the evidence cannot decide is left to the judge."""
 
 from __future__ import annotations
+
+import json
+from dataclasses import replace
 
 import pytest
 from stage_router import StageRouter
 from test_bench_strategies import ADD, run
 
 from solidcoder.problem import Problem, TestCase
-from solidcoder.stages.evidence import contradiction
+from solidcoder.stages.evidence import checkable, contradiction
 from solidcoder.stages.live import GeneratedTest, LiveExecutor
+from solidcoder.stages.oracle import parameters, parse_structured_test
 from solidcoder.strategies import make_strategy
 
 SUM = Problem(id="sum", kind="stdio", statement="Print a + b.", public_tests=[
@@ -65,3 +70,32 @@ def test_algorithm_1_with_evidence_rejects_before_asking_the_judge(scripted_serv
     assert not errors and notes["oracle_rounds"] == ["rejected", "executed, passed"]
     assert notes["judge_rejections"] == ["evidence: the test expects 4 from an example whose expected value is 3"]
     assert router.seen.count("judge") == 1  # only the second test reached the judge prompt
+
+
+ADD_DEF = replace(ADD, statement="def add(a: int, b: int = 0) -> int:\n    \"\"\"Return a + b.\"\"\"\n")
+
+
+def test_the_entry_points_parameters_are_read_from_its_signature():
+    assert parameters(ADD_DEF.statement, "add") == ("a", "b")
+    assert parameters("class Solution:\n    def add(self, *, x):", "Solution.add") == ("x",)
+    assert parameters(ADD.statement, "add") == ()  # no signature in the statement
+
+
+def test_a_structured_call_test_binds_the_arguments_to_the_parameter_names():
+    reply = '{"assumption": "zero", "call": "add(0, b=5)", "property": "result == a + b"}'
+    test = parse_structured_test(reply, "call", "add", parameters=("a", "b"))
+    assert test.source == "a = 0\nb = 5\nresult = add(0, b=5)\nassert result == a + b, 'zero'\n"
+    assert test.prop == "result == a + b"
+
+
+@pytest.mark.parametrize(("prop", "reason"), [
+    ("result == a + b", None),  # true of the example add(1, 2) == 3
+    ("result == a * b", "the property 'result == a * b' is false of example 1's expected result (AssertionError)"),
+    ("result == c", "the property 'result == c' is false of example 1's expected result (NameError: name 'c' is "
+                    "not defined)"),  # a property copied from elsewhere names what this function does not have
+])
+def test_a_structured_property_must_hold_for_every_examples_expected_result(prop, reason, sandbox_pool):
+    test = parse_structured_test(json.dumps({"assumption": "x", "call": "add(0, 5)", "property": prop}), "call",
+                                 "add", parameters=("a", "b"))
+    assert contradiction(test, ADD_DEF, LiveExecutor(sandbox_pool, ADD_DEF)) == reason
+    assert checkable(test, ADD_DEF)

@@ -5,6 +5,8 @@ before the judge prompt is asked, so a test that is wrong on its face is rejecte
   (same count; ints and floats are both numbers; `None` matches anything); a non-literal argument, or a different
   count (default parameters), is not evidence either way. An `assert f(args) == value` whose call is a public
   example's call must expect the example's value.
+* Structured call tests (a property over the parameters and `result`): the property must be true of every public
+  example's expected result, with the example's arguments bound to the parameter names. It runs in the sandbox.
 * Stdin problems: a property check over (stdin, stdout) must accept every public example's expected output. It
   runs in the sandbox as its own program, like any generated check.
 
@@ -19,8 +21,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from solidcoder.errors import SandboxFailure
 from solidcoder.problem import Problem
 from solidcoder.stages.live import GeneratedTest, LiveExecutor, Outcome, first_call
+from solidcoder.stages.oracle import bindings, parameters
 
 
 def contradiction(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
@@ -28,7 +32,8 @@ def contradiction(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> 
     if test.crash_only:
         return None
     if problem.kind == "call":
-        return wrong_argument_types(test, problem) or contradicted_example_value(test, problem)
+        return (wrong_argument_types(test, problem) or contradicted_example_value(test, problem)
+                or rejected_example_result(test, problem, live))
     return rejected_example(test, problem, live)
 
 
@@ -40,7 +45,43 @@ def checkable(test: GeneratedTest, problem: Problem) -> bool:
     call = first_call(test.source, problem)
     mine = _argument_types(call) if call else None
     examples = [types for types in map(_argument_types, _public_calls(problem)) if types is not None]
-    return mine is not None and any(len(types) == len(mine) for types in examples)
+    return (mine is not None and any(len(types) == len(mine) for types in examples)) or bool(_property_checks(
+        test, problem))
+
+
+def rejected_example_result(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
+    """A structured call test whose property is false of a public example's expected result."""
+    for index, script in _property_checks(test, problem):
+        run = live.pool.run_program(script, "", live.limits)
+        if run.status == "sandbox_error":
+            raise SandboxFailure(run.detail)
+        if not run.ok:
+            why = (run.stderr.strip().splitlines() or [run.status])[-1][:200]
+            return f"the property {test.prop[:200]!r} is false of example {index + 1}'s expected result ({why})"
+    return None
+
+
+def _property_checks(test: GeneratedTest, problem: Problem) -> list[tuple[int, str]]:
+    """(example index, script asserting the test's property of that example's expected result) for each public
+    example whose arguments bind to the entry point's parameters."""
+    names = parameters(problem.starter_code + "\n" + problem.statement, problem.entry_point or "")
+    found = []
+    for index, (call, value) in enumerate(_example_results(problem) if test.prop and names else []):
+        bound = bindings(call, names)
+        if bound is not None:
+            found.append((index, "\n".join([*bound, f"result = {value!r}", f"assert {test.prop}"]) + "\n"))
+    return found
+
+
+def _example_results(problem: Problem) -> list[tuple[ast.Call, Any]]:
+    """(call node, expected value) of each public example that states both literally."""
+    name, found = (problem.entry_point or "").split(".")[-1], []
+    for case in (t for t in problem.public_tests if t.kind == "call"):
+        script = f"assert {case.call} == {case.expected!r}" if case.call else (case.script or "")
+        for call, value in _asserted_calls(script):
+            if getattr(call.func, "id", None) == name:
+                found.append((call, value))
+    return found
 
 
 def wrong_argument_types(test: GeneratedTest, problem: Problem) -> str | None:
@@ -106,6 +147,11 @@ def _compatible(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
 
 def _asserted_values(script: str) -> list[tuple[str, Any]]:
     """(normalised call, literal) for each `assert CALL == LITERAL` (or `LITERAL == CALL`) in a script."""
+    return [(ast.dump(call), value) for call, value in _asserted_calls(script)]
+
+
+def _asserted_calls(script: str) -> list[tuple[ast.Call, Any]]:
+    """(call node, literal) for each `assert CALL == LITERAL` (or `LITERAL == CALL`) in a script."""
     try:
         tree = ast.parse(script)
     except SyntaxError:
@@ -116,7 +162,7 @@ def _asserted_values(script: str) -> list[tuple[str, Any]]:
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
             for call, literal in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
                 if isinstance(call, ast.Call) and (value := _literal(literal)) is not _NOT_LITERAL:
-                    found.append((ast.dump(call), value))
+                    found.append((call, value))
     return found
 
 

@@ -41,6 +41,7 @@ class GeneratedTest:
     stdin: str | None = None
     crash_only: bool = False
     origin: str = ""
+    prop: str = ""  # a structured call test's property over the parameters and `result` (evidence checks it)
 
     def text(self) -> str:
         """How prompts show the test."""
@@ -50,7 +51,7 @@ class GeneratedTest:
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "source": self.source, "stdin": self.stdin, "crash_only": self.crash_only,
-                "origin": self.origin}
+                "origin": self.origin, **({"prop": self.prop} if self.prop else {})}
 
     def as_testcase(self) -> TestCase:
         return TestCase(kind="call", script=self.source, style="assert", name=self.origin or None)

@@ -47,19 +47,45 @@ ORACLE_SCHEMAS = {
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
-def parse_structured_test(reply: str, kind: str, entry_point: str, origin: str = "") -> GeneratedTest | None:
+def parse_structured_test(reply: str, kind: str, entry_point: str, origin: str = "",
+                          parameters: tuple[str, ...] = ()) -> GeneratedTest | None:
     """The test in a structured red-team reply (lenient JSON: raw newlines in strings are fine), else the free-text
-    reading of `parse_test`, else None."""
+    reading of `parse_test`, else None. A call test binds the call's arguments to `parameters` (the entry point's
+    parameter names) before its property is asserted, so the property may name them."""
     found = _OBJECT.search(reply)
     try:
         fields = json.loads(found.group(0), strict=False) if found else None
     except ValueError:
         fields = None
-    test = _assembled(fields, kind, entry_point, origin) if isinstance(fields, dict) else None
+    test = _assembled(fields, kind, entry_point, origin, parameters) if isinstance(fields, dict) else None
     return test or parse_test(reply, kind, entry_point, origin)
 
 
-def _assembled(fields: dict, kind: str, entry_point: str, origin: str) -> GeneratedTest | None:
+def parameters(statement: str, entry_point: str) -> tuple[str, ...]:
+    """The parameter names of `def entry_point(...)` in the statement or starter code (() when it has none)."""
+    name = re.escape(entry_point.split(".")[-1])
+    found = re.search(rf"def\s+{name}\s*\((.*?)\)\s*(?:->[^:]*)?:", statement, re.DOTALL)
+    try:
+        tree = ast.parse(f"def f({found.group(1)}): pass") if found else None
+    except SyntaxError:
+        return ()
+    args = tree.body[0].args if tree else None
+    return tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg != "self") if args else ()
+
+
+def bindings(call: ast.Call, names: tuple[str, ...]) -> list[str] | None:
+    """`name = argument` lines binding a call's arguments to the parameter names, or None when they cannot be
+    (starred arguments, more arguments than names, an unknown keyword)."""
+    if len(call.args) > len(names) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    pairs = [*zip(names, call.args, strict=False), *((k.arg, k.value) for k in call.keywords)]
+    if any(name not in names for name, _ in pairs):
+        return None
+    return [f"{name} = {ast.unparse(value)}" for name, value in pairs]
+
+
+def _assembled(fields: dict, kind: str, entry_point: str, origin: str,
+               names: tuple[str, ...] = ()) -> GeneratedTest | None:
     values = {k: v.strip() for k, v in fields.items() if isinstance(v, str) and v.strip()}
     subject, why = ("call" if kind == "call" else "stdin"), repr(values.get("assumption", "generated test"))
     if subject not in values or "property" not in values or not _is_expression(values["property"]):
@@ -69,9 +95,11 @@ def _assembled(fields: dict, kind: str, entry_point: str, origin: str) -> Genera
         return GeneratedTest("stdio", check, stdin=values["stdin"] + "\n", origin=origin) if _compiles(check) else None
     if not _is_expression(values["call"]):
         return None
-    script = _without_definition(f"result = {values['call']}\nassert {values['property']}, {why}\n",
-                                 entry_point.split(".")[0])
-    return GeneratedTest("call", script, origin=origin) if script else None
+    call = ast.parse(values["call"], mode="eval").body
+    bound = (bindings(call, names) if isinstance(call, ast.Call) else None) or []
+    lines = [*bound, f"result = {values['call']}", f"assert {values['property']}, {why}"]
+    script = _without_definition("\n".join(lines) + "\n", entry_point.split(".")[0])
+    return GeneratedTest("call", script, origin=origin, prop=values["property"]) if script else None
 
 
 def _is_expression(text: str) -> bool:

@@ -43,7 +43,7 @@ from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import format_trace, trace_failure
 from solidcoder.stages.evidence import checkable, contradiction
 from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
-from solidcoder.stages.oracle import ORACLE_SCHEMAS, parse_structured_test, parse_test
+from solidcoder.stages.oracle import ORACLE_SCHEMAS, parameters, parse_structured_test, parse_test
 from solidcoder.strategies.base import Attempt
 
 COMPONENTS = ("shift_left", "simulation", "oracle", "live", "defensive")
@@ -288,7 +288,8 @@ class Loop:
         if not self.config.structured_oracle:
             return parse_test(await self.ask("red_team", "red_team", **variables), kind, entry, f"oracle-{round_no}")
         reply = await self.ask("red_team", "red_team_structured", schema=ORACLE_SCHEMAS[kind], **variables)
-        return parse_structured_test(reply, kind, entry, f"oracle-{round_no}")
+        names = parameters(self.problem.starter_code + "\n" + self.problem.statement, entry) if entry else ()
+        return parse_structured_test(reply, kind, entry, f"oracle-{round_no}", names)
 
     async def failure_of(self, code: str, test: SuiteTest) -> str | None:
         """[L] what went wrong when the test ran on the code, or None when it passed; without L, a mental trace."""
