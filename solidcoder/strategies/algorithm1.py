@@ -83,12 +83,13 @@ REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedba
 # 512; a judge that loops repeats its reason until the cap).
 STAGE_TOKENS = {"plan": 384, "plan_check": 256, "plan_refine": 384, "red_team": 320, "judge": 128,
                 "mental_execute": 256}
-# The project's recommended combination: what its earlier pipeline did, as options over Algorithm 1, plus evidence
-# for the judge (docs/pipeline.md).
+# The project's recommended combination: what its earlier pipeline did, as options over Algorithm 1, plus the
+# structured red team checked by evidence and the stage caps (docs/pipeline.md; benchmarks/results/oracle_rounds.txt:
+# the same precision as the judge prompt at fewer tokens per round on Qwen2.5-Coder-0.5B).
 PRESETS: dict[str, dict[str, Any]] = {
     "solidcoder": {},
     "solidcoder+": {"candidates": 3, "monotonic": True, "best": True, "oracle_gating": True, "trace_feedback": True,
-                    "evidence": True},
+                    "structured_oracle": True, "evidence": True, "stage_caps": True},
 }
 # Which model plays each stage when the model is a roster (--model ROLE=MODEL).
 ROLES = {"plan": "planner", "plan_check": "planner", "plan_refine": "planner", "code": "coder",
