@@ -50,7 +50,8 @@ async def one_round(problem, row: dict, reference: str | None, ctx: SolveContext
     if test is None:
         return found
     failure = await loop.failure_of(row["code"], test)
-    found.update(outcome="executed, failed" if failure else "executed, passed", test=test.test.text())
+    found.update(outcome="executed, failed" if failure else "executed, passed", test=test.test.text(),
+                 crash_only=test.test.crash_only)
     if reference is not None:
         found["wrong"] = not (await loop.evaluate(reference, [test])).green
     found["false_alarm"] = bool(failure) and bool(row.get("passed"))
@@ -81,7 +82,8 @@ def summary(found: list[dict], seconds: float, tokens: int) -> str:
     kept = [f for f in executed if f["outcome"] == "executed, failed"]
     wrong = sum(bool(f.get("wrong")) for f in executed)
     lines = [f"{len(found)} rounds: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())),
-             f"executed {len(executed)}/{len(found)} ({len(executed) / max(len(found), 1):.0%}); "
+             f"executed {len(executed)}/{len(found)} ({len(executed) / max(len(found), 1):.0%}; crash-only "
+             f"{sum(bool(f.get('crash_only')) for f in executed)}); "
              f"wrong tests (the reference fails them) {wrong}/{len(executed)}; "
              f"failed tests (would be kept) {len(kept)}, false alarms among them "
              f"{sum(f['false_alarm'] for f in kept)}/{len(kept)}",

@@ -99,3 +99,27 @@ def test_a_structured_property_must_hold_for_every_examples_expected_result(prop
                                  "add", parameters=("a", "b"))
     assert contradiction(test, ADD_DEF, LiveExecutor(sandbox_pool, ADD_DEF)) == reason
     assert checkable(test, ADD_DEF)
+
+
+def test_crash_fallback_keeps_the_call_of_a_test_whose_property_the_evidence_rejects(scripted_server, sandbox_pool,
+                                                                                      tmp_path):
+    bad_property = '{"assumption": "zero", "call": "add(0, 5)", "property": "result == a * b"}'
+    zero_crash = "```python\ndef add(a: int, b: int = 0) -> int:\n    return a + b if a else 1 // a\n```"
+    StageRouter(scripted_server, code=zero_crash, fix=zero_crash).queue("red_team", bad_property)
+    results, errors = run(scripted_server, make_strategy("solidcoder:structured_oracle,evidence,crash_fallback"),
+                          sandbox_pool, tmp_path, (ADD_DEF,))
+    notes = results[0]["notes"]
+    assert notes["oracle_rounds"][0] == "executed, failed" and notes["kept"][0]["crash_only"]
+    assert notes["kept"][0]["source"] == "a = 0\nb = 5\nresult = add(0, 5)\n"  # the property is gone
+    assert notes["judge_rejections"][0].endswith("; its call is kept, crash-only")
+
+
+def test_crash_fallback_keeps_nothing_of_a_test_whose_arguments_have_the_wrong_types(scripted_server, sandbox_pool,
+                                                                                     tmp_path):
+    strings = '{"assumption": "text", "call": "add(\'a\', \'b\')", "property": "result == a + b"}'
+    StageRouter(scripted_server).queue("red_team", strings)
+    results, errors = run(scripted_server, make_strategy("solidcoder:structured_oracle,evidence,crash_fallback"),
+                          sandbox_pool, tmp_path, (ADD_DEF,))
+    notes = results[0]["notes"]
+    assert notes["oracle_rounds"][0] == "rejected" and notes["judge_rejections"][0].startswith(
+        "evidence: the test calls add('a', 'b') with (str, str)")

@@ -102,6 +102,14 @@ def _assembled(fields: dict, kind: str, entry_point: str, origin: str,
     return GeneratedTest("call", script, origin=origin, prop=values["property"]) if script else None
 
 
+def input_only(test: GeneratedTest) -> GeneratedTest | None:
+    """A structured call test without its property: the call alone, crash-only (`crash_fallback`); None for any
+    other test (a free-text script's asserts cannot be told from its setup)."""
+    if test.kind != "call" or not test.prop or not test.source.splitlines()[-1].startswith("assert "):
+        return None
+    return GeneratedTest("call", "\n".join(test.source.splitlines()[:-1]) + "\n", crash_only=True, origin=test.origin)
+
+
 def _is_expression(text: str) -> bool:
     try:
         ast.parse(text, mode="eval")

@@ -14,7 +14,8 @@ kept), `monotonic` fixes (kept only when they lose no passed test and pass one m
 program seen, not the last), `oracle_gating` (break assumptions only once the public tests pass), `trace_feedback`
 (the debug prompt shows the tracer's real variable values on the first failing test), `structured_oracle` (the
 red-team test as JSON fields), `evidence` (checks of the test by parsing and execution before the judge prompt),
-`evidence_judge` (those checks, when they can check the test, stand in for the judge prompt), `stage_caps` (the
+`evidence_judge` (those checks, when they can check the test, stand in for the judge prompt), `crash_fallback` (a
+structured call test whose property the evidence rejects keeps its call, crash-only), `stage_caps` (the
 completion caps of `STAGE_TOKENS` for the stages whose replies are not programs).
 Per-role models apply when the model is a roster (`--model ROLE=MODEL`). Name the options after a colon:
 `solidcoder:candidates=3,monotonic`.
@@ -41,9 +42,9 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, TEMPLATE_VARIABLES, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import format_trace, trace_failure
-from solidcoder.stages.evidence import checkable, contradiction
+from solidcoder.stages.evidence import checkable, contradiction, wrong_argument_types
 from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
-from solidcoder.stages.oracle import ORACLE_SCHEMAS, parameters, parse_structured_test, parse_test
+from solidcoder.stages.oracle import ORACLE_SCHEMAS, input_only, parameters, parse_structured_test, parse_test
 from solidcoder.strategies.base import Attempt
 
 COMPONENTS = ("shift_left", "simulation", "oracle", "live", "defensive")
@@ -73,11 +74,12 @@ class PaperSettings:
     structured_oracle: bool = False
     evidence: bool = False
     evidence_judge: bool = False
+    crash_fallback: bool = False
     stage_caps: bool = False
 
 
 REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback", "structured_oracle", "evidence",
-               "evidence_judge", "stage_caps")
+               "evidence_judge", "crash_fallback", "stage_caps")
 # `stage_caps`: the completion cap of the stages whose replies are not programs, below the run's --max-tokens. Sized
 # from the replies of Qwen2.5-Coder-0.5B on HumanEval 0-39 (issue 15's run: plans averaged 470 tokens and often hit
 # 512; a judge that loops repeats its reason until the cap).
@@ -89,7 +91,7 @@ STAGE_TOKENS = {"plan": 384, "plan_check": 256, "plan_refine": 384, "red_team": 
 PRESETS: dict[str, dict[str, Any]] = {
     "solidcoder": {},
     "solidcoder+": {"candidates": 3, "monotonic": True, "best": True, "oracle_gating": True, "trace_feedback": True,
-                    "structured_oracle": True, "evidence": True, "stage_caps": True},
+                    "structured_oracle": True, "evidence": True, "crash_fallback": True, "stage_caps": True},
 }
 # Which model plays each stage when the model is a roster (--model ROLE=MODEL).
 ROLES = {"plan": "planner", "plan_check": "planner", "plan_refine": "planner", "code": "coder",
@@ -263,9 +265,12 @@ class Loop:
         if not self.config.oracle:
             return SuiteTest(f"generated-{len(self.stages)}", replace(test, crash_only=True))
         if (self.config.evidence or self.config.evidence_judge) and (reason := await self.contradiction(test)):
-            self.rounds.append("rejected")
-            self.rejections.append(f"evidence: {reason}")
-            return None
+            fallback = self.crash_fallback(test)
+            self.rejections.append(f"evidence: {reason}" + ("; its call is kept, crash-only" if fallback else ""))
+            if fallback is None:
+                self.rounds.append("rejected")
+                return None
+            return SuiteTest(f"generated-{len(self.stages)}", fallback)
         if self.config.evidence_judge and checkable(test, self.problem):  # the evidence stands in for the judge
             return SuiteTest(f"generated-{len(self.stages)}", test)
         verdict = await self.ask("judge", "judge", problem=self.common["problem"], test=test.text(),
@@ -275,6 +280,13 @@ class Loop:
             self.rounds.append("rejected")
             self.rejections.append(_reason(verdict))
         return SuiteTest(f"generated-{len(self.stages)}", test) if ok else None
+
+    def crash_fallback(self, test: GeneratedTest) -> GeneratedTest | None:
+        """`crash_fallback`: a structured call test whose arguments have the examples' types, its property
+        rejected, keeps its call as a crash-only test."""
+        if not self.config.crash_fallback or wrong_argument_types(test, self.problem):
+            return None
+        return input_only(test)
 
     async def contradiction(self, test: GeneratedTest) -> str | None:
         """`evidence`: why parsing and execution reject the test before the judge is asked (stages/evidence.py)."""
