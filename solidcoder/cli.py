@@ -271,8 +271,11 @@ def train_coderl_plus(
     data: Annotated[Path, typer.Option("--data", help="Problems with tests (JSON/JSONL, docs/problem-schema.md).")],
     run_dir: Annotated[Path, typer.Option("--run-dir", help="Run directory: checkpoints, final model, "
                                           "metrics.jsonl.")],
-    config: Annotated[Path | None, typer.Option("--config", help="YAML overriding the paper defaults.")] = None,
-    alpha: Annotated[float | None, typer.Option("--alpha", help="Alignment share; 0 = plain GRPO.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="YAML overriding the preset.")] = None,
+    preset: Annotated[str, typer.Option("--preset", help="default (100 steps, no KL term) or paper (the CodeRL+ "
+                                        "paper's 1000 steps, beta and loss form: docs/training.md).")] = "default",
+    alpha: Annotated[float | None, typer.Option("--alpha", help="Share of alignment prompts (the paper's 1 - alpha); "
+                                                "0 = plain GRPO.")] = None,
     max_steps: MaxSteps = None,
     variant: Annotated[str | None, typer.Option("--alignment-variant", help="paper or released.")] = None,
     max_problems: Annotated[int | None, typer.Option("--max-problems", help="Use the first N problems.")] = None,
@@ -285,7 +288,7 @@ def train_coderl_plus(
     """CodeRL+: GRPO on code generation plus execution-semantics alignment on the policy's failed programs."""
     from solidcoder.train.config import load_config
 
-    cfg = load_config(config, model=model, data=str(data), out=str(run_dir), alpha=alpha, max_steps=max_steps,
+    cfg = load_config(config, preset, model=model, data=str(data), out=str(run_dir), alpha=alpha, max_steps=max_steps,
                       alignment_variant=variant, max_problems=max_problems, use_vllm=vllm, bf16=bf16,
                       executor=executor, sandbox_workers=workers)
     try:

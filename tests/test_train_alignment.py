@@ -85,6 +85,16 @@ def test_only_primitive_and_small_container_values_are_kept(builder):
     assert task.truth == {"small": [1, "a", None], "flag": True, "ratio": 0.5}
 
 
+def test_the_paper_preset_keeps_primitive_variables_only_and_all_of_them(sandbox_pool):
+    from solidcoder.train.config import load_config
+    from solidcoder.train.trainer import build_components
+
+    parts = build_components(load_config(preset="paper"), sandbox_pool, [])
+    code = "small = [1, 2]\n" + "".join(f"v{i} = {i}\n" for i in range(10)) + "print(v0)\n"
+    task = parts.feeder.builder.build(failed(stdio("p", "", "4\n"), code))
+    assert task.truth == {f"v{i}": i for i in range(10)}  # no container, no cap of 8
+
+
 def test_variable_cap_and_module_only_released_variant(sandbox_pool):
     code = "a = 1\nb = 2\nc = 3\nd = 4\ndef f():\n    z = 9\n    return z\nf()\nprint(a)\n"
     released = AlignmentTaskBuilder(sandbox_pool, TaskBuilderConfig(max_variables=3, module_only=True))

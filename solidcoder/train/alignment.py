@@ -81,7 +81,9 @@ class RolloutObserver(Protocol):
 
 @dataclass(frozen=True)
 class TaskBuilderConfig:
-    """`max_variables` caps a task's variables (0: no cap); `module_only` keeps module-level names only."""
+    """`max_variables` caps a task's variables (0: no cap); `module_only` keeps module-level names only;
+    `max_container_len` 0 keeps primitive values only (the paper's V), else containers of up to that many
+    primitives too."""
 
     max_variables: int = 8
     module_only: bool = False
@@ -97,10 +99,10 @@ def is_semantic_failure(rollout: Rollout) -> bool:
 
 
 def is_primitive_value(value: Any, max_len: int = 8) -> bool:
-    """A primitive, or a container of at most `max_len` primitives (dict keys and values alike)."""
+    """A primitive, or (`max_len` > 0) a container of at most `max_len` primitives (dict keys and values alike)."""
     if isinstance(value, PRIMITIVES):
         return True
-    if not isinstance(value, CONTAINERS) or len(value) > max_len:
+    if max_len <= 0 or not isinstance(value, CONTAINERS) or len(value) > max_len:
         return False
     items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
     return all(isinstance(item, PRIMITIVES) for item in items)

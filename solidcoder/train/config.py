@@ -42,6 +42,7 @@ class TrainConfig:
     alignment_variant: str = "paper"  # or "released" (module locals, 3 variables, JSON answer, format bonus)
     alignment_include_problem: bool = False
     max_variables: int = 8
+    max_container_len: int = 8  # containers of up to this many primitives join V; 0: primitives only (the paper)
     hidden_tests: bool = True
     sandbox_workers: int | None = None  # per node with a Ray executor
     executor: str = "local"  # where rewards run programs: local, ray or ray:ADDRESS (solidcoder.execution.executor)
@@ -69,11 +70,31 @@ class TrainConfig:
         return asdict(self)
 
 
-def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
-    """Packaged defaults, then `path`'s keys, then non-None `overrides` (the command-line options)."""
-    values = _read_yaml(DEFAULT_CONFIG)
+# `--preset`: `default` is the packaged YAML (the paper's batch geometry and lengths, 100 steps, no KL term, TRL's
+# default loss aggregation); `paper` changes what the CodeRL+ paper and its released recipe (recipe/coderlplus.sh)
+# set otherwise: 1000 updates, a KL term with β = 0.001 against the reference model, the GRPO objective's per-sequence
+# 1/|p_i| loss (TRL's loss_type "grpo"; the recipe itself keeps verl's token mean, TRL's default "dapo"), a 20,000-task
+# alignment buffer, V as every primitive-typed variable (no containers, no cap). (The recipe's 1024-token prompt cap
+# has no TRL 1.x field: prompts are not cut.) `alpha` stays
+# 0.4 in both: the project's alpha is the share of alignment prompts (the recipe's rollout_integration.ratio), the
+# paper's B_mixed formula's 1 - α (docs/training.md).
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "paper": {"max_steps": 1000, "beta": 0.001, "buffer_capacity": 20000, "max_container_len": 0, "max_variables": 0,
+              "grpo_overrides": {"loss_type": "grpo"}},
+}
+
+
+def load_config(path: str | Path | None = None, preset: str = "default", **overrides: Any) -> TrainConfig:
+    """Packaged defaults, then the preset's keys, then `path`'s keys, then non-None `overrides` (the command-line
+    options)."""
+    if preset not in PRESETS:
+        raise BadInput(f"unknown --preset {preset!r}; choose one of: {', '.join(PRESETS)}")
+    values = {**_read_yaml(DEFAULT_CONFIG), **PRESETS[preset]}
     if path is not None:
-        values.update(_read_yaml(Path(path)))
+        mine = _read_yaml(Path(path))
+        passed = {**values.get("grpo_overrides", {}), **mine.get("grpo_overrides", {})}  # merged, not replaced
+        values.update(mine, **({"grpo_overrides": passed} if passed else {}))
     values.update({k: v for k, v in overrides.items() if v is not None})
     known = {f.name for f in fields(TrainConfig)}
     unknown = sorted(set(values) - known)

@@ -90,7 +90,8 @@ def build_components(cfg: TrainConfig, pool: Executor, problems: list[Problem],
                      library: PromptLibrary | None = None) -> Components:
     by_id = {p.id: p for p in problems}
     released = cfg.alignment_variant == "released"
-    builder_cfg = TaskBuilderConfig(max_variables=3 if released else cfg.max_variables, module_only=released)
+    builder_cfg = TaskBuilderConfig(max_variables=3 if released else cfg.max_variables, module_only=released,
+                                    max_container_len=cfg.max_container_len)
     buffer = TaskBuffer(TaskBufferConfig(cfg.buffer_capacity, cfg.seed))
     feeder = BufferFeeder(AlignmentTaskBuilder(pool, builder_cfg), buffer)
     observers = [feeder] if cfg.alpha > 0 else []  # plain GRPO builds no tasks
