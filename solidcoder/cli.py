@@ -142,17 +142,22 @@ def rank(
     candidates: Annotated[Path, typer.Argument(help="JSONL of samples: {problem_id, code} per line.")],
     dataset: Annotated[str, typer.Option("--dataset", help="Dataset the samples answer.")] = "humaneval",
     data_file: DataFile = None,
-    prune: Annotated[list[str] | None, typer.Option("--prune", help="Filter chain: syntax, lint, tests:N.")] = None,
+    prune: Annotated[list[str] | None, typer.Option("--prune", help="Filters: syntax, lint, tests:N (public), "
+                                                    "suite:N (the whole suite's first N).")] = None,
     orm: Annotated[str, typer.Option("--orm", help="Trained ORM directory, or none.")] = "none",
     k: Annotated[int, typer.Option("--k", help="Best-of-k.")] = 64,
     executor: ExecutorOption = "local",
+    preset: Annotated[str, typer.Option("--preset", help="default (cumulative filters, behaviour majority) or paper "
+                                        "(each filter alone and V_all, tests-passed baseline, parallel PPS over 5 "
+                                        "passes: docs/benchmarks.md); --prune overrides its filters.")] = "default",
 ) -> None:
     """Prune-then-rank table: Best-of-k and programs per second per filter, with and without the ORM."""
     from solidcoder.datasets import DataOptions, load_dataset
-    from solidcoder.verify.table import run_rank
+    from solidcoder.verify.table import rank_preset, run_rank
 
+    settings = rank_preset(preset, prune)
     problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
-    typer.echo(run_rank(candidates, problems, prune or ["syntax", "lint", "tests:3"], orm, k, executor))
+    typer.echo(run_rank(candidates, problems, settings, orm, k, executor))
 
 
 @app.command()

@@ -107,3 +107,37 @@ def test_rank_command_end_to_end(tmp_path, humaneval_file):
     assert lines[0].startswith("filters | kept | majority Best-of-4") and len(lines) == 5
     assert lines[2].split(" | ")[:3] == ["none", "100%", "100.0"]
     assert lines[3].split(" | ")[1] == "75%"
+
+
+def test_the_suite_filter_runs_the_first_n_tests_of_the_whole_suite(problem, sandbox_pool):
+    off_by_negative = "def add(a, b):\n    return a + b if a >= 0 else 1\n"  # passes every public test
+    public, suite = TestsVerifier(Judge(sandbox_pool), 4), make_verifier("suite:4", Judge(sandbox_pool))
+    assert suite.name == "suite:4" and public.survivors(problem, [off_by_negative]) == [True]
+    assert suite.survivors(problem, [GOOD, off_by_negative]) == [True, False]  # the 4th suite test is hidden
+
+
+def test_the_papers_baseline_ranks_by_suite_tests_passed_with_duplicates_breaking_ties(problem, sandbox_pool):
+    from solidcoder.verify.rank import TestsPassedScorer
+
+    half = "def add(a, b):\n    return a + b if a < 1 else 0\n"  # passes 2 of the 4 suite tests
+    scores = TestsPassedScorer(Judge(sandbox_pool), 4).scores(problem, dedupe([WRONG, WRONG, half, GOOD]))
+    assert scores[2] > scores[1] > scores[0]  # 4 passed > 2 passed > 0 passed
+    tied = TestsPassedScorer(Judge(sandbox_pool), 4).scores(problem, dedupe([GOOD, GOOD + " ", GOOD + "\n# x\n"]))
+    assert tied[0] > tied[1]  # both pass all four; the one sampled twice ranks first
+
+
+def test_the_paper_preset_reads_back_and_makes_one_row_per_filter_and_v_all(problem, sandbox_pool):
+    from solidcoder.verify.table import RankSettings, baseline_ranker, rank_preset, rank_table
+
+    paper = rank_preset("paper")
+    assert paper == RankSettings(("syntax", "lint", "suite:10"), "each", "tests-passed", 5, 4)
+    assert rank_preset("paper", ["syntax"]).prune == ("syntax",) and rank_preset("default").rows == "cumulative"
+    with pytest.raises(BadInput, match="preset 'papr'"):
+        rank_preset("papr")
+    judge = Judge(sandbox_pool)
+    chain = [make_verifier(spec, judge) for spec in paper.prune]
+    rows = rank_table([problem], {"add": [GOOD, WRONG, BAD_SYNTAX]}, judge, chain, [baseline_ranker(paper, judge)],
+                      3, paper)
+    assert [r.filters for r in rows] == ["none", "syntax", "lint:ruff", "suite:10", "V_all"]
+    assert [r.survivors for r in rows] == pytest.approx([1.0, 2 / 3, 2 / 3, 1 / 3, 1 / 3])
+    assert all(r.best_of_k["tests-passed"] == 1.0 for r in rows) and all(r.pps["tests-passed"] > 0 for r in rows)

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from solidcoder.execution.judge import Judge
 from solidcoder.problem import Problem
-from solidcoder.verify.weak import Verifier
+from solidcoder.verify.weak import Verifier, first_tests
 
 
 @dataclass
@@ -68,6 +68,22 @@ class MajorityScorer:
     def _signature(self, problem: Problem, code: str) -> tuple:
         report = self.judge.judge(problem, code, problem.public_tests)
         return tuple((v.status, v.actual) for v in report.verdicts)
+
+
+@dataclass
+class TestsPassedScorer:
+    """The ORM paper's baseline: ranks by how many of the first N suite tests a program passes; the duplicate
+    count breaks ties."""
+
+    judge: Judge
+    first_n: int = 10
+    name: str = "tests-passed"
+
+    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        tests, total = first_tests(problem, self.first_n, suite=True), sum(c.count for c in candidates) + 1
+        passed = [sum(v.passed for v in self.judge.judge(problem, c.code, tests).verdicts) if tests else 0
+                  for c in candidates]
+        return [n + c.count / total for n, c in zip(passed, candidates, strict=True)]
 
 
 @dataclass

@@ -1,15 +1,20 @@
 """`solidcoder rank`: Best-of-k and programs per second for each pruning filter, with and without the ORM.
 
-The layout follows Table 1 of Orlanski et al.: one row per filter (cumulative: none, then syntax, then lint, then
-first-N tests), Best-of-k and PPS for the verifier-only ranking and, when an ORM is given, for the ORM ranking.
-Correctness is the strong verifier (hidden tests), computed once per distinct program and reused for every row;
-a program pruned by a filter ranks below every survivor.
+The layout follows Table 1 of Orlanski et al.: one row per filter set, Best-of-k and PPS for the verifier-only
+ranking and, when an ORM is given, for the ORM ranking. Correctness is the strong verifier (hidden tests),
+computed once per distinct program and reused for every row; a program pruned by a filter ranks below every
+survivor. `--preset default` (the project's): cumulative rows (none, then syntax, then + lint, then + first 3 public
+tests), the behaviour-majority ranker, one sequential timing pass. `--preset paper` (`RANK_PRESETS`): rows none,
+each filter alone, and V_all (every filter); the first N tests of the whole suite; the paper's baseline ranker
+(tests passed, duplicates breaking ties); problems verified in parallel and PPS averaged over 5 passes.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from solidcoder.errors import BadInput
@@ -18,6 +23,31 @@ from solidcoder.problem import Problem
 from solidcoder.verify.metrics import Scored, best_of_k, programs_per_second
 from solidcoder.verify.rank import Scorer, dedupe, normalize, prune_then_rank
 from solidcoder.verify.weak import StrongVerifier, Verifier
+
+
+@dataclass(frozen=True)
+class RankSettings:
+    """What `rank --preset` chooses: the filters, how rows combine them, the baseline ranker, how PPS is timed."""
+
+    prune: tuple[str, ...] = ("syntax", "lint", "tests:3")
+    rows: str = "cumulative"  # or "each": none, every filter alone, then V_all
+    ranker: str = "majority"  # or "tests-passed" (first N suite tests, duplicates breaking ties)
+    repeats: int = 1  # timing passes averaged into PPS
+    parallel: int = 1  # problems verified at once
+
+
+RANK_PRESETS = {
+    "default": RankSettings(),
+    "paper": RankSettings(prune=("syntax", "lint", "suite:10"), rows="each", ranker="tests-passed", repeats=5,
+                          parallel=4),
+}
+
+
+def rank_preset(name: str, prune: list[str] | None = None) -> RankSettings:
+    """A named preset, its filters replaced by `prune` when given; BadInput for an unknown name."""
+    if name not in RANK_PRESETS:
+        raise BadInput(f"unknown --preset {name!r}; choose one of: {', '.join(RANK_PRESETS)}")
+    return replace(RANK_PRESETS[name], prune=tuple(prune)) if prune else RANK_PRESETS[name]
 
 
 @dataclass
@@ -53,37 +83,58 @@ def correctness(problem: Problem, programs: list[str], judge: Judge) -> dict[str
     return dict(zip(distinct, verdicts, strict=True))
 
 
+def filter_sets(filters: list[Verifier], rows: str = "cumulative") -> list[tuple[str, list[Verifier]]]:
+    """(label, filters) per row: every prefix of the chain (cumulative), or none, each alone, then V_all (each)."""
+    if rows == "each":
+        return [("none", []), *((f.name, [f]) for f in filters), ("V_all", list(filters))]
+    return [(" + ".join(f.name for f in filters[:n]) or "none", filters[:n]) for n in range(len(filters) + 1)]
+
+
 def rank_table(problems: list[Problem], samples: dict[str, list[str]], judge: Judge, filter_chain: list[Verifier],
-               rankers: list[Scorer], k: int) -> list[TableRow]:
-    """One row per prefix of `filter_chain` (the empty prefix first)."""
+               rankers: list[Scorer], k: int, settings: RankSettings | None = None) -> list[TableRow]:
+    """One row per filter set of `settings.rows` (the empty set first)."""
+    settings = settings or RankSettings()
     known = [p for p in problems if samples.get(p.id)]
     if not known:
         raise BadInput("no candidate rows match the problems' ids")
     truth = {p.id: correctness(p, samples[p.id], judge) for p in known}
     rows = []
-    for depth in range(len(filter_chain) + 1):
-        chain = filter_chain[:depth]
-        row = TableRow(" + ".join(v.name for v in chain) or "none")
+    for label, chain in filter_sets(filter_chain, settings.rows):
+        row = TableRow(label)
         for ranker in rankers:
             row.best_of_k[ranker.name], row.pps[ranker.name], row.survivors = _evaluate(
-                known, samples, truth, chain, ranker, k)
+                known, samples, truth, chain, ranker, k, settings)
         rows.append(row)
     return rows
 
 
-def _evaluate(problems, samples, truth, chain, ranker, k) -> tuple[float, float, float]:
-    total_best, total_seconds, total_samples, survived = 0.0, 0.0, 0, 0
-    for problem in problems:
-        programs = samples[problem.id]
-        result = prune_then_rank(problem, programs, chain, ranker)
-        total_seconds += result.seconds
-        total_samples += len(programs)
+def _evaluate(problems, samples, truth, chain, ranker, k, settings: RankSettings) -> tuple[float, float, float]:
+    """Mean Best-of-k, PPS (averaged over `settings.repeats` timed passes) and the share of samples kept."""
+    pps = []
+    for _ in range(settings.repeats):
+        results, seconds = _timed_pass(problems, samples, chain, ranker, settings.parallel)
+        pps.append(programs_per_second(sum(len(samples[p.id]) for p in problems), seconds))
+    total_best, survived = 0.0, 0
+    for problem, result in zip(problems, results, strict=True):
         survived += sum(c.count for c, _ in result.ranked)
         kept = {normalize(c.code): score for c, score in result.ranked}
         scored = [Scored(kept.get(c.code, float("-inf")), truth[problem.id][c.code], c.count)
-                  for c in dedupe(programs)]
-        total_best += best_of_k(scored, min(k, len(programs)))
-    return total_best / len(problems), programs_per_second(total_samples, total_seconds), survived / total_samples
+                  for c in dedupe(samples[problem.id])]
+        total_best += best_of_k(scored, min(k, len(samples[problem.id])))
+    total = sum(len(samples[p.id]) for p in problems)
+    return total_best / len(problems), sum(pps) / len(pps), survived / total
+
+
+def _timed_pass(problems, samples, chain, ranker, parallel: int) -> tuple[list, float]:
+    """Every problem pruned and ranked, `parallel` at once; the pass's seconds (sequential: the sum of each
+    problem's own time, so setup outside prune-then-rank is not counted)."""
+    if parallel <= 1:
+        results = [prune_then_rank(p, samples[p.id], chain, ranker) for p in problems]
+        return results, sum(r.seconds for r in results)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(parallel) as threads:
+        results = list(threads.map(lambda p: prune_then_rank(p, samples[p.id], chain, ranker), problems))
+    return results, time.perf_counter() - started
 
 
 def format_table(rows: list[TableRow], k: int) -> str:
@@ -97,21 +148,30 @@ def format_table(rows: list[TableRow], k: int) -> str:
     return "\n".join(lines)
 
 
-def run_rank(candidates: Path, problems: list[Problem], prune: list[str], orm: str, k: int,
+def run_rank(candidates: Path, problems: list[Problem], settings: RankSettings, orm: str, k: int,
              executor: str = "local") -> str:
     """Load everything, build the filters and rankers, and return the formatted table. `executor` is where the
     verifiers run programs (`--executor local|ray[:ADDRESS]`); PPS then includes its overhead."""
     from solidcoder.execution.executor import make_executor
-    from solidcoder.verify.rank import MajorityScorer
     from solidcoder.verify.weak import make_verifier
 
     samples = read_candidates(candidates)
     with make_executor(executor) as pool:
         judge = Judge(pool)
-        chain = [make_verifier(spec, judge) for spec in prune]
-        rankers: list[Scorer] = [MajorityScorer(judge)]
+        chain = [make_verifier(spec, judge) for spec in settings.prune]
+        rankers: list[Scorer] = [baseline_ranker(settings, judge)]
         if orm != "none":
             from solidcoder.verify.orm import OrmScorer
 
             rankers.append(OrmScorer(orm))
-        return format_table(rank_table(problems, samples, judge, chain, rankers, k), k)
+        return format_table(rank_table(problems, samples, judge, chain, rankers, k, settings), k)
+
+
+def baseline_ranker(settings: RankSettings, judge: Judge) -> Scorer:
+    """The verifier-only ranker of the preset: behaviour majority, or tests passed of the suite filter's N."""
+    from solidcoder.verify.rank import MajorityScorer, TestsPassedScorer
+
+    if settings.ranker == "majority":
+        return MajorityScorer(judge)
+    counts = [int(spec.partition(":")[2]) for spec in settings.prune if spec.startswith("suite:")]
+    return TestsPassedScorer(judge, counts[0] if counts else 10)

@@ -97,20 +97,22 @@ def _ruff() -> str:
 
 @dataclass
 class TestsVerifier:
-    """Runs the first N public tests with a short time limit; programs that time out are kept (as in the paper)."""
+    """Runs the first N public tests (`tests:N`), or with `suite` the first N of the problem's whole test suite as
+    the ORM paper does (`suite:N`), with a short time limit; programs that time out are kept (as in the paper)."""
 
     __test__ = False
 
     judge: Judge
     first_n: int = 3
     time_limit_s: float = 1.0
+    suite: bool = False
 
     @property
     def name(self) -> str:
-        return f"tests:{self.first_n}"
+        return f"{'suite' if self.suite else 'tests'}:{self.first_n}"
 
     def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
-        tests = problem.public_tests[: self.first_n]
+        tests = first_tests(problem, self.first_n, self.suite)
         if not tests:
             return [True] * len(programs)
         quick = _with_time_limit(problem, self.time_limit_s)
@@ -133,6 +135,13 @@ class StrongVerifier:
                 for code in programs]
 
 
+def first_tests(problem: Problem, n: int, suite: bool = False) -> list:
+    """The first `n` public tests, or of the whole suite (public, then the hidden tests not among them)."""
+    tests = problem.public_tests + [t for t in problem.hidden_tests if t not in problem.public_tests] if suite \
+        else problem.public_tests
+    return tests[:n]
+
+
 def _with_time_limit(problem: Problem, seconds: float) -> Problem:
     from dataclasses import replace
 
@@ -140,11 +149,12 @@ def _with_time_limit(problem: Problem, seconds: float) -> Problem:
 
 
 def make_verifier(spec: str, judge: Judge | None = None) -> Verifier:
-    """`syntax`, `lint`, `lint:pylint`, `tests:N` (needs a judge)."""
+    """`syntax`, `lint`, `lint:pylint`, `tests:N` or `suite:N` (these two need a judge)."""
     if spec == "syntax":
         return SyntaxVerifier()
     if spec in ("lint", "lint:ruff", "lint:pylint"):
         return LintVerifier(spec.partition(":")[2] or "ruff")
-    if spec.startswith("tests:") and spec[6:].isdigit() and judge is not None:
-        return TestsVerifier(judge, int(spec[6:]))
-    raise BadInput(f"unknown --prune filter {spec!r}: use syntax, lint, lint:pylint or tests:N")
+    kind, _, count = spec.partition(":")
+    if kind in ("tests", "suite") and count.isdigit() and judge is not None:
+        return TestsVerifier(judge, int(count), suite=kind == "suite")
+    raise BadInput(f"unknown --prune filter {spec!r}: use syntax, lint, lint:pylint, tests:N or suite:N")
