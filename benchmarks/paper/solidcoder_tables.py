@@ -17,14 +17,13 @@ datasets instead. Arguments after `--` go to every `bench` (e.g. `-- --api-base 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
-from solidcoder.bench.metrics import Summary, summarize
-from solidcoder.bench.store import ERRORS, RESULTS, read_rows
+from tables import REPO, SHARED, latest, pct, run_cell, write
 
-REPO = Path(__file__).resolve().parents[2]
+from solidcoder.bench.metrics import Summary
+
 FILES = {"humaneval": "humaneval_with_sample_io.jsonl", "codecontests": "codecontests_sample19.jsonl",
          "apps": "apps_selected150.jsonl"}
 NAMES = {"direct": "Direct", "cot": "CoT", "self_planning": "SelfPlanning", "analogical": "Analogical",
@@ -43,14 +42,12 @@ def main() -> None:
     datasets, strategies = TABLES[args.table]
     for dataset in datasets:
         for strategy in strategies:
-            run_cell(args, dataset, strategy, bench_args)
+            data_file = None if args.online else args.data_dir / FILES[dataset]
+            run_cell(args.run_dir / dataset, dataset, strategy, args.model, data_file, args.limit, bench_args)
     cells = {(d, s): latest(args.run_dir / d, s) for d in datasets for s in strategies}
     markdown = {"2": table2, "3": table3, "4": table4}[args.table](datasets, strategies, cells)
-    out = args.out or REPO / "benchmarks" / "results" / "paper" / f"solidcoder_table{args.table}.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    command = " ".join(["python", "benchmarks/paper/solidcoder_tables.py", *sys.argv[1:]])
-    out.write_text(f"{header(args)}\n\n```\n{command}\n```\n\n{markdown}\n", encoding="utf-8")
-    print(out.read_text(encoding="utf-8"))
+    write(f"solidcoder_table{args.table}.md", header(args), ["benchmarks/paper/solidcoder_tables.py", *sys.argv[1:]],
+          markdown, args.out)
 
 
 def parse() -> tuple[argparse.Namespace, list[str]]:
@@ -61,27 +58,11 @@ def parse() -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--model", required=True, help="any `bench --model` spec (a GGUF path, openai/NAME, ...)")
     parser.add_argument("--limit", type=int, default=None, help="first N problems of each dataset")
     parser.add_argument("--run-dir", type=Path, default=REPO / "runs" / "paper-solidcoder")
-    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--data-dir", type=Path, default=SHARED)
     parser.add_argument("--online", action="store_true", help="load the hub datasets, not the shared files")
     parser.add_argument("--out", type=Path, default=None, help="the markdown file (default benchmarks/results/paper/)")
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     return args, bench_args
-
-
-def run_cell(args: argparse.Namespace, dataset: str, strategy: str, bench_args: list[str]) -> None:
-    command = [sys.executable, "-m", "solidcoder", "bench", "--dataset", dataset, "--strategy", strategy,
-               "--model", args.model, "--run-dir", str(args.run_dir / dataset), *bench_args]
-    command += [] if args.online else ["--data-file", str(args.data_dir / FILES[dataset])]
-    command += [] if args.limit is None else ["--limit", str(args.limit)]
-    print(f"== {dataset} / {strategy}", flush=True)
-    subprocess.run(command, check=True)
-
-
-def latest(run_dir: Path, strategy: str) -> Summary | None:
-    """The most recent configuration of `strategy` in a run directory (the one the last cell's command wrote)."""
-    summaries = [s for s in summarize(read_rows(run_dir / RESULTS), read_rows(run_dir / ERRORS))
-                 if s.strategy == strategy]
-    return summaries[-1] if summaries else None
 
 
 def header(args: argparse.Namespace) -> str:
@@ -90,10 +71,6 @@ def header(args: argparse.Namespace) -> str:
     return (f"# SolidCoder Table {args.table}, rerun: `{args.model}` on {data}, {limit}\n\n"
             f"pass@1 (%) on the hidden tests over the problems each cell finished (n in parentheses); infrastructure "
             f"errors are not scored. SolidCoder is the paper's Algorithm 1 (`--strategy solidcoder`).")
-
-
-def pct(summary: Summary | None) -> str:
-    return "–" if summary is None or not summary.problems else f"{100 * summary.pass1:.1f} ({summary.problems})"
 
 
 def table2(datasets: list[str], strategies: list[str], cells: dict) -> str:
