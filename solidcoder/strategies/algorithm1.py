@@ -263,30 +263,37 @@ class Loop:
             self.rounds.append("malformed")
             return None
         if not self.config.oracle:
-            return SuiteTest(f"generated-{len(self.stages)}", replace(test, crash_only=True))
-        if (self.config.evidence or self.config.evidence_judge) and (reason := await self.contradiction(test)):
-            fallback = self.crash_fallback(test)
-            self.rejections.append(f"evidence: {reason}" + ("; its call is kept, crash-only" if fallback else ""))
-            if fallback is None:
-                self.rounds.append("rejected")
-                return None
-            return SuiteTest(f"generated-{len(self.stages)}", fallback)
-        if self.config.evidence_judge and checkable(test, self.problem):  # the evidence stands in for the judge
-            return SuiteTest(f"generated-{len(self.stages)}", test)
+            return self.suite_test(replace(test, crash_only=True))
+        if self.config.evidence or self.config.evidence_judge:
+            if reason := await self.contradiction(test):
+                return self.rejected_by_evidence(test, reason)
+            if self.config.evidence_judge and checkable(test, self.problem):  # the evidence stands in for the judge
+                return self.suite_test(test)
+        return await self.judged(test)
+
+    def suite_test(self, test: GeneratedTest) -> SuiteTest:
+        return SuiteTest(f"generated-{len(self.stages)}", test)
+
+    async def judged(self, test: GeneratedTest) -> SuiteTest | None:
+        """[O] the paper's judge prompt: the test if it says VALID; else the round is rejected, with its reason."""
         verdict = await self.ask("judge", "judge", problem=self.common["problem"], test=test.text(),
                                  io_mode=self.common["io_mode"])
-        ok = last_verdict(verdict, "VALID", "INVALID") == "VALID"
-        if not ok:
-            self.rounds.append("rejected")
-            self.rejections.append(_reason(verdict))
-        return SuiteTest(f"generated-{len(self.stages)}", test) if ok else None
+        if last_verdict(verdict, "VALID", "INVALID") == "VALID":
+            return self.suite_test(test)
+        self.rounds.append("rejected")
+        self.rejections.append(_reason(verdict))
+        return None
 
-    def crash_fallback(self, test: GeneratedTest) -> GeneratedTest | None:
-        """`crash_fallback`: a structured call test whose arguments have the examples' types, its property
-        rejected, keeps its call as a crash-only test."""
-        if not self.config.crash_fallback or wrong_argument_types(test, self.problem):
+    def rejected_by_evidence(self, test: GeneratedTest, reason: str) -> SuiteTest | None:
+        """The round's rejection, with the reason; with `crash_fallback`, a structured call test whose arguments
+        have the examples' types keeps its call as a crash-only test instead."""
+        fallback = input_only(test) if self.config.crash_fallback and not wrong_argument_types(test, self.problem) \
+            else None
+        self.rejections.append(f"evidence: {reason}" + ("; its call is kept, crash-only" if fallback else ""))
+        if fallback is None:
+            self.rounds.append("rejected")
             return None
-        return input_only(test)
+        return self.suite_test(fallback)
 
     async def contradiction(self, test: GeneratedTest) -> str | None:
         """`evidence`: why parsing and execution reject the test before the judge is asked (stages/evidence.py)."""
