@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from tables import REPO, SHARED, latest, pct, run_cell, write
+from tables import latest, parse_with_bench_args, pct, run_cell, table_parser, write
 
 FILES = {"humaneval": "humaneval_with_sample_io.jsonl", "mbpp": "mbpp_397.jsonl",
          "livecodebench": "livecodebench_sample.jsonl", "cruxeval": "cruxeval_sample.jsonl",
@@ -49,18 +48,10 @@ def main() -> None:
 
 
 def parse() -> tuple[argparse.Namespace, list[str]]:
-    argv = sys.argv[1:]
-    bench_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", choices=sorted(TABLES), required=True)
+    parser = table_parser(__doc__.splitlines()[0], list(TABLES), "paper-coderl")
     parser.add_argument("--model", action="append", required=True, type=_model_spec,
                         help="LABEL=SPEC, one per row (any `bench --model` spec)")
-    parser.add_argument("--limit", type=int, default=None, help="first N problems of each dataset")
-    parser.add_argument("--run-dir", type=Path, default=REPO / "runs" / "paper-coderl")
-    parser.add_argument("--data-dir", type=Path, default=SHARED)
-    parser.add_argument("--online", action="store_true", help="load the hub datasets, not the shared files")
-    parser.add_argument("--out", type=Path, default=None, help="the markdown file (default benchmarks/results/paper/)")
-    return parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv), bench_args
+    return parse_with_bench_args(parser)
 
 
 def _model_spec(text: str) -> str:

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from tables import REPO, SHARED, latest, pct, run_cell, write
+from tables import latest, parse_with_bench_args, pct, run_cell, table_parser, write
 
 from solidcoder.bench.metrics import Summary
 
@@ -51,18 +50,9 @@ def main() -> None:
 
 
 def parse() -> tuple[argparse.Namespace, list[str]]:
-    argv = sys.argv[1:]
-    bench_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", choices=sorted(TABLES), required=True)
+    parser = table_parser(__doc__.splitlines()[0], list(TABLES), "paper-solidcoder")
     parser.add_argument("--model", required=True, help="any `bench --model` spec (a GGUF path, openai/NAME, ...)")
-    parser.add_argument("--limit", type=int, default=None, help="first N problems of each dataset")
-    parser.add_argument("--run-dir", type=Path, default=REPO / "runs" / "paper-solidcoder")
-    parser.add_argument("--data-dir", type=Path, default=SHARED)
-    parser.add_argument("--online", action="store_true", help="load the hub datasets, not the shared files")
-    parser.add_argument("--out", type=Path, default=None, help="the markdown file (default benchmarks/results/paper/)")
-    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    return args, bench_args
+    return parse_with_bench_args(parser)
 
 
 def header(args: argparse.Namespace) -> str:

@@ -3,6 +3,7 @@ pass@1 as the tables print it. Imported by the scripts beside it (run as `python
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,26 @@ from solidcoder.bench.store import ERRORS, RESULTS, read_rows
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
 OUT = REPO / "benchmarks" / "results" / "paper"
+
+
+def table_parser(description: str, tables: list[str], run_dir: str) -> argparse.ArgumentParser:
+    """The options every table script takes; the script adds `--model`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--table", choices=sorted(tables), required=True)
+    parser.add_argument("--limit", type=int, default=None, help="first N problems of each dataset")
+    parser.add_argument("--run-dir", type=Path, default=REPO / "runs" / run_dir)
+    parser.add_argument("--data-dir", type=Path, default=SHARED)
+    parser.add_argument("--online", action="store_true", help="load the hub datasets, not the shared files")
+    parser.add_argument("--out", type=Path, default=None, help="the markdown file (default benchmarks/results/paper/)")
+    return parser
+
+
+def parse_with_bench_args(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, list[str]]:
+    """The script's options, and the arguments after `--` (passed to every `bench`)."""
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        return parser.parse_args(argv), []
+    return parser.parse_args(argv[:argv.index("--")]), argv[argv.index("--") + 1:]
 
 
 def run_cell(run_dir: Path, dataset: str, strategy: str | None, model: str, data_file: Path | None,
