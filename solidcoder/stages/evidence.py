@@ -42,11 +42,7 @@ def checkable(test: GeneratedTest, problem: Problem) -> bool:
     as many, or a stdin property against at least one example's expected output."""
     if problem.kind != "call":
         return any(case.kind == "stdio" and case.outputs for case in problem.public_tests)
-    call = first_call(test.source, problem)
-    mine = _argument_types(call) if call else None
-    examples = [types for types in map(_argument_types, _public_calls(problem)) if types is not None]
-    return (mine is not None and any(len(types) == len(mine) for types in examples)) or bool(_property_checks(
-        test, problem))
+    return bool(_comparable_calls(test, problem)[2]) or bool(_property_checks(test, problem))
 
 
 def rejected_example_result(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
@@ -85,10 +81,7 @@ def _example_results(problem: Problem) -> list[tuple[ast.Call, Any]]:
 
 
 def wrong_argument_types(test: GeneratedTest, problem: Problem) -> str | None:
-    call = first_call(test.source, problem)
-    mine = _argument_types(call) if call else None
-    examples = [types for types in map(_argument_types, _public_calls(problem)) if types is not None]
-    comparable = [types for types in examples if mine is not None and len(types) == len(mine)]
+    call, mine, comparable = _comparable_calls(test, problem)
     if not comparable or any(_compatible(mine, types) for types in comparable):
         return None
     return f"the test calls {call[:200]} with ({', '.join(mine)}); the examples pass ({', '.join(comparable[0])})"
@@ -116,6 +109,15 @@ def rejected_example(test: GeneratedTest, problem: Problem, live: LiveExecutor) 
         if not outcome.passed and outcome.status != "sandbox_error":
             return f"the property check rejects example {index + 1}'s expected output ({outcome.detail[:200]})"
     return None
+
+
+def _comparable_calls(test: GeneratedTest, problem: Problem) -> tuple[str | None, tuple[str, ...] | None, list]:
+    """The test's first call of the entry point, its literal argument types, and the argument types of the
+    examples that pass as many arguments (empty when there is nothing to compare)."""
+    call = first_call(test.source, problem)
+    mine = _argument_types(call) if call else None
+    examples = [types for types in map(_argument_types, _public_calls(problem)) if types is not None]
+    return call, mine, [types for types in examples if mine is not None and len(types) == len(mine)]
 
 
 def _public_calls(problem: Problem) -> list[str]:

@@ -110,10 +110,10 @@ def rank_table(problems: list[Problem], samples: dict[str, list[str]], judge: Ju
 
 def _evaluate(problems, samples, truth, chain, ranker, k, settings: RankSettings) -> tuple[float, float, float]:
     """Mean Best-of-k, PPS (averaged over `settings.repeats` timed passes) and the share of samples kept."""
-    pps = []
+    pps, total = [], sum(len(samples[p.id]) for p in problems)
     for _ in range(settings.repeats):
         results, seconds = _timed_pass(problems, samples, chain, ranker, settings.parallel)
-        pps.append(programs_per_second(sum(len(samples[p.id]) for p in problems), seconds))
+        pps.append(programs_per_second(total, seconds))
     total_best, survived = 0.0, 0
     for problem, result in zip(problems, results, strict=True):
         survived += sum(c.count for c, _ in result.ranked)
@@ -121,7 +121,6 @@ def _evaluate(problems, samples, truth, chain, ranker, k, settings: RankSettings
         scored = [Scored(kept.get(c.code, float("-inf")), truth[problem.id][c.code], c.count)
                   for c in dedupe(samples[problem.id])]
         total_best += best_of_k(scored, min(k, len(samples[problem.id])))
-    total = sum(len(samples[p.id]) for p in problems)
     return total_best / len(problems), sum(pps) / len(pps), survived / total
 
 
