@@ -27,7 +27,8 @@ from solidcoder.datasets import DataOptions, load_dataset
 from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 from solidcoder.models.factory import make_model
 from solidcoder.prompting import PromptLibrary
-from solidcoder.strategies.algorithm1 import Loop, PaperSettings, parse_refinements
+from solidcoder.strategies.algorithm1 import Loop
+from solidcoder.strategies.paper_settings import PaperSettings, parse_refinements
 
 
 def programs(results: Path, strategy: str) -> dict[str, dict]:

@@ -98,7 +98,7 @@ def build_models(choice: ModelChoice):
     """The roster; --max-calls is the problem's cap (kept by the recording model), tokens and cost the budget's."""
     from solidcoder.models.base import Budget, BudgetConfig
     from solidcoder.models.factory import ModelOptions, make_roster, parse_role_specs
-    from solidcoder.strategies.algorithm1 import check_roles
+    from solidcoder.strategies.paper_settings import check_roles
 
     specs = parse_role_specs(choice.specs)
     check_roles(specs)

@@ -301,7 +301,7 @@ def test_a_kept_test_the_correct_answer_passes_is_no_false_alarm(scripted_server
 
 
 def test_stage_caps_cap_the_replies_that_are_not_programs(scripted_server, sandbox_pool, tmp_path):
-    from solidcoder.strategies.algorithm1 import STAGE_TOKENS
+    from solidcoder.strategies.paper_settings import STAGE_TOKENS
 
     def caps(name: str, run_dir) -> dict:
         router = StageRouter(scripted_server, red_team="```python\nassert add(2, 2) == 4, 'sum'\n```")

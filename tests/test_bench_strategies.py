@@ -74,7 +74,8 @@ def test_one_call_strategies(scripted_server, sandbox_pool, tmp_path, name):
 
 
 def test_solidcoder_plus_is_algorithm_1_with_the_recommended_refinements(scripted_server, sandbox_pool, tmp_path):
-    from solidcoder.strategies.algorithm1 import PRESETS, make_algorithm1
+    from solidcoder.strategies.algorithm1 import make_algorithm1
+    from solidcoder.strategies.paper_settings import PRESETS
 
     plus, paper = make_strategy("solidcoder+"), make_algorithm1("solidcoder")
     changed = {k: v for k, v in plus.settings().items() if paper.settings()[k] != v}

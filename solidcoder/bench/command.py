@@ -73,7 +73,7 @@ def _check_flags(opts: BenchOptions) -> None:
 
 
 def _check_roles(opts: BenchOptions) -> None:
-    from solidcoder.strategies.algorithm1 import check_roles
+    from solidcoder.strategies.paper_settings import check_roles
 
     if not opts.strategy.replace("-", "_").startswith("solidcoder"):
         raise BadInput(f"--model ROLE=MODEL sets a SolidCoder pipeline role; --strategy {opts.strategy} has none")
