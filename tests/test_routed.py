@@ -3,10 +3,12 @@ check), tier 2 (the full loop, seeded with the failing tests found so far), in o
 
 from __future__ import annotations
 
+import pytest
 from stage_router import BAD, GOOD, StageRouter
 from test_algorithm1 import ZERO_BUG, ZERO_TEST
 from test_bench_strategies import ADD, run
 
+from solidcoder.errors import BadInput
 from solidcoder.problem import Problem
 from solidcoder.strategies import make_strategy
 
@@ -69,3 +71,29 @@ def test_an_oracle_test_that_every_surviving_sample_fails_is_rejected_as_suspect
     assert row["notes"]["tier"] == 1 and row["notes"]["oracle_rounds"] == ["executed, failed", "rejected"]
     assert row["notes"]["judge_rejections"][-1] == "evidence: all 2 sampled programs that pass the public tests fail it"
     assert router.seen.count("strategies/direct") == 6
+
+
+def test_max_tier_1_stops_after_the_samples_and_answers_unverified(scripted_server, sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server, code=GOOD).queue("strategies/direct", ZERO_BUG, *[BAD] * 3)
+    router.queue("red_team", ZERO_TEST)
+    strategy = make_strategy("solidcoder-routed:samples=3,max_tier=1")
+    results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path, (ADD,))
+    notes = results[0]["notes"]
+    assert errors == [] and notes["tier"] == 1 and not notes["verified"]
+    assert results[0]["code"] in ZERO_BUG  # no sample survived: the answer is tier 0's program
+    assert router.seen == ["strategies/direct", "red_team", "judge", *["strategies/direct"] * 3]  # no tier 2
+
+
+def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_key_alone():
+    strategy = make_strategy("solidcoder-routed:samples=3,temperature=0.6,full=solidcoder,max_tier=1")
+    settings = strategy.settings()
+    assert (settings["samples"], settings["temperature"], settings["max_tier"]) == (3, 0.6, 1)
+    assert settings["full"] == make_strategy("solidcoder").settings()
+    assert "max_tier" not in make_strategy("solidcoder-routed:max_tier=2").settings()
+
+
+@pytest.mark.parametrize("options", ["sample=3", "samples=0", "max_tier=3", "temperature=hot", "full=direct",
+                                     "full=solidcoder_no_typo"])
+def test_a_bad_routed_option_is_bad_input(options):
+    with pytest.raises(BadInput, match="solidcoder|samples|ablation"):
+        make_strategy(f"solidcoder-routed:{options}")

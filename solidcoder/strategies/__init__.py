@@ -2,8 +2,10 @@
 
 `make_strategy(name)` builds one by name; `STRATEGIES` lists the names the CLI accepts. `solidcoder` is the
 paper's Algorithm 1 (`algorithm1.py`); `solidcoder+` is the same loop with the project's recommended refinements
-(a preset, what `solve` runs by default). Each has ablations `<name>_no_<component>` for shift_left, simulation,
-oracle, live, defensive, and takes refinements as named options after a colon (`solidcoder:candidates=3,monotonic`).
+(a preset). Both have ablations `<name>_no_<component>` for shift_left, simulation, oracle, live, defensive, and
+take refinements as named options after a colon (`solidcoder:candidates=3,monotonic`). `solidcoder-routed` (what
+`solve` runs by default) tries a direct program, then ranked samples, then the `solidcoder+` loop (`routed.py`), with
+its own options (`solidcoder-routed:samples=3,max_tier=1`).
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ def make_strategy(name: str) -> Strategy:
         from solidcoder.strategies.multi import CodeSim
 
         return CodeSim()
-    if key == "solidcoder_routed":
-        from solidcoder.strategies.routed import Routed
+    if family == "solidcoder_routed":
+        from solidcoder.strategies.routed import Routed, parse_routed
 
-        return Routed()
+        return Routed(parse_routed(key.partition(":")[2]))
     if family in ("solidcoder", "solidcoder+") or family.startswith(("solidcoder_no_", "solidcoder+_no_")):
         from solidcoder.strategies.algorithm1 import make_algorithm1
 

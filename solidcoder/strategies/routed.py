@@ -12,6 +12,11 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
   test the earlier tiers found (kept as accumulated tests).
 
 `notes.tier` says where a problem ended, `notes.tiers` what each tier cost (calls, tokens, seconds).
+
+Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
+(`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
+Algorithm 1 preset or ablation tier 2 runs). With `max_tier` below 2 a problem no tier accepted is answered with the
+last tier's program, unverified.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solidcoder.core.context import SolveContext, ask
-from solidcoder.errors import ProblemBudgetExceeded
+from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
 from solidcoder.stages.base import extract_code
@@ -35,6 +40,29 @@ class RoutedSettings:
     samples: int = 5
     temperature: float = 0.8
     full: str = "solidcoder+"
+    max_tier: int = 2
+
+
+def parse_routed(options: str) -> RoutedSettings:
+    """"samples=3,max_tier=1" -> RoutedSettings(samples=3, max_tier=1); BadInput names an unknown or bad option."""
+    settings = RoutedSettings()
+    for item in filter(None, (o.strip() for o in options.split(","))):
+        key, _, value = item.partition("=")
+        if key not in ("samples", "temperature", "full", "max_tier"):
+            raise BadInput(f"unknown solidcoder-routed option {key!r}; known: samples, temperature, full, max_tier")
+        setattr(settings, key, _option_value(key, value, item))
+    return settings
+
+
+def _option_value(key: str, value: str, item: str) -> Any:
+    if key == "full" and value.startswith(("solidcoder", "solidcoder+")) and ":" not in value:
+        return value
+    if key == "samples" and value.isdigit() and int(value) >= 1 or key == "max_tier" and value in ("0", "1", "2"):
+        return int(value)
+    if key == "temperature" and value.replace(".", "", 1).isdigit() and float(value) > 0:
+        return float(value)
+    raise BadInput(f"solidcoder-routed option {item!r}: samples takes a count >= 1, temperature a number > 0, "
+                   "max_tier 0, 1 or 2, full an Algorithm 1 name (solidcoder, solidcoder+, solidcoder+_no_oracle)")
 
 
 @dataclass
@@ -68,14 +96,15 @@ class Routed:
         self.templates = ("strategies/direct", *self.full.templates)
 
     def settings(self) -> dict[str, Any]:
-        return {"samples": self.config.samples, "temperature": self.config.temperature,
-                "full": self.full.settings()}
+        found = {"samples": self.config.samples, "temperature": self.config.temperature, "full": self.full.settings()}
+        # An option at its default is left out, so the runs recorded before it existed keep their configuration key.
+        return found | ({"max_tier": self.config.max_tier} if self.config.max_tier != 2 else {})
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         loop, tiers, failing = self.full.loop(problem, ctx), _Tiers(ctx.model), []
         code, tier = "", 0
         try:
-            for tier in (0, 1):
+            for tier in range(min(self.config.max_tier, 1) + 1):
                 tiers.start()
                 found = [await self._direct(problem, loop.ctx)] if tier == 0 else await self._sampled(problem, ctx)
                 accepted = bool(found[0]) and await _checked(loop, found[0], failing, found[1:])
@@ -83,6 +112,8 @@ class Routed:
                 tiers.end(tier)
                 if accepted:
                     return _attempt(code, tier, tiers, loop)
+            if self.config.max_tier < 2:
+                return _attempt(code, tier, tiers, loop, unaccepted=True)
             tier = 2
             tiers.start()
             loop.kept, loop.code = list(failing), code
@@ -134,12 +165,13 @@ async def _all_fail(loop: Loop, test: SuiteTest, programs: list[str]) -> bool:
     return True
 
 
-def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, stopped: str | None = None) -> Attempt:
+def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, stopped: str | None = None,
+             unaccepted: bool = False) -> Attempt:
     notes: dict[str, Any] = {"tier": tier, "tiers": tiers.spent, "stages": loop.stages, "kept_tests": len(loop.kept),
                              "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections,
                              "kept": [t.test.to_dict() for t in loop.kept]}
     if tier < 2 and stopped is None:
-        notes["verified"] = True
+        notes["verified"] = not unaccepted
     elif tier == 2:
         notes["verified"] = loop.verified
     if stopped:
