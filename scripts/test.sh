@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # torch first, pinned: its CPU wheel lies on this machine's disk; left to the train extra, pip would fetch a CUDA build.
 python3 -m pip install -q torch==2.13.0
-python3 -m pip install -q -e '.[dev,local,tiny,api,train,dist]'
+bash scripts/install.sh dev,local,tiny,api,train,dist
 python3 -m pytest -q "$@"
