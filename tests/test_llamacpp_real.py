@@ -81,6 +81,21 @@ def test_in_process_llama_cpp_runs_one_thread_per_physical_core(smollm_gguf):
     assert model._llama.n_threads == physical_cores()  # llama.cpp's own default is half the logical CPUs
 
 
+def test_the_prompt_cache_lets_a_prompt_reuse_the_state_of_a_call_before_the_last_one(smollm_gguf):
+    from dataclasses import replace
+
+    settings = replace(load_settings().get(smollm_gguf.stem), prompt_cache_mb=256)
+    cached = LlamaCppModel(smollm_gguf, settings, RetryPolicy(attempts=1))
+    plain = LlamaCppModel(smollm_gguf, replace(settings, prompt_cache_mb=0), RetryPolicy(attempts=1))
+    other = [Message("system", "You are terse."), Message("user", "Name a colour.")]
+    replies = {}
+    for name, model in (("cached", cached), ("plain", plain)):
+        replies[name] = [model.complete(ask, temperature=0.0, max_tokens=12).text for ask in (ASK, other, ASK)]
+    assert cached._llama.cache is not None and len(cached._llama.cache.cache_state) >= 2  # a state per call
+    assert plain._llama.cache is None
+    assert replies["cached"] == replies["plain"]  # restoring a state changes no reply
+
+
 def test_in_process_prompt_longer_than_context_is_fatal(smollm_gguf):
     from solidcoder.models import ModelFatalError
 

@@ -97,3 +97,22 @@ def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_ke
 def test_a_bad_routed_option_is_bad_input(options):
     with pytest.raises(BadInput, match="solidcoder|samples|ablation"):
         make_strategy(f"solidcoder-routed:{options}")
+
+
+SELF_TESTED = "```python\ndef add(a, b):\n    return a + b\n\nassert add(2, 2) == 5, 'the model was wrong'\n```"
+
+
+def test_a_correct_program_whose_own_self_test_is_wrong_is_accepted_once_the_self_test_is_stripped(
+        scripted_server, sandbox_pool, tmp_path):
+    StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", SELF_TESTED)
+    row = routed(scripted_server, sandbox_pool, tmp_path)  # full=solidcoder+, which strips self-tests
+    assert row["passed"] and row["notes"]["tier"] == 0 and "assert add(2, 2) == 5" not in row["code"]
+
+
+def test_without_strip_self_tests_the_same_program_fails_its_public_test_and_routing_goes_on(
+        scripted_server, sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", SELF_TESTED, *[BAD] * 5)
+    strategy = make_strategy("solidcoder-routed:full=solidcoder,max_tier=1")
+    results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path, (ADD,))
+    assert errors == [] and results[0]["notes"]["tier"] == 1 and not results[0]["passed"]
+    assert router.seen == ["strategies/direct"] * 6  # tier 0 failed its public test: no oracle round

@@ -131,7 +131,9 @@ def _field(block: str, name: str) -> str:
 class LlamaCppModel(ChatBackend):
     """A GGUF loaded once, on first use; calls are serialised because a `Llama` object is not thread-safe.
 
-    `n_threads` None means one thread per physical core (`physical_cores`)."""
+    `n_threads` None means one thread per physical core (`physical_cores`). llama.cpp itself reuses the part of a
+    prompt that matches the previous call's tokens; the `prompt_cache_mb` setting adds a RAM cache of states, so a
+    prompt can also reuse the prefix of a call made before that."""
 
     where = "llama.cpp in-process"
 
@@ -174,8 +176,11 @@ class LlamaCppModel(ChatBackend):
     def _load(self) -> Any:
         llama_cpp = import_llama_cpp()
         try:
-            return llama_cpp.Llama(
+            llama = llama_cpp.Llama(
                 model_path=str(self.gguf), n_ctx=self.settings.context_window, n_threads=self.n_threads, verbose=False
             )
         except ValueError as exc:
             raise BadInput(f"cannot load GGUF {self.gguf}: {exc}") from None
+        if self.settings.prompt_cache_mb > 0:
+            llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=self.settings.prompt_cache_mb << 20))
+        return llama

@@ -16,7 +16,8 @@ program seen, not the last), `oracle_gating` (break assumptions only once the pu
 red-team test as JSON fields), `evidence` (checks of the test by parsing and execution before the judge prompt),
 `evidence_judge` (those checks, when they can check the test, stand in for the judge prompt), `crash_fallback` (a
 structured call test whose property the evidence rejects keeps its call, crash-only), `stage_caps` (the
-completion caps of `STAGE_TOKENS` for the stages whose replies are not programs).
+completion caps of `STAGE_TOKENS` for the stages whose replies are not programs), `strip_self_tests` (a call
+program's own top-level self-test is dropped from every program the loop reads, stages/sanitize.py).
 Per-role models apply when the model is a roster (`--model ROLE=MODEL`). Name the options after a colon:
 `solidcoder:candidates=3,monotonic`.
 `solidcoder+` is the preset of the refinements the project recommends (`PRESETS`); it takes ablations and further
@@ -46,9 +47,11 @@ from solidcoder.stages.debug import format_trace, trace_failure
 from solidcoder.stages.evidence import checkable, contradiction, wrong_argument_types
 from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
 from solidcoder.stages.oracle import ORACLE_SCHEMAS, input_only, parameters, parse_structured_test, parse_test
+from solidcoder.stages.sanitize import strip_self_tests
 from solidcoder.strategies.base import Attempt
 from solidcoder.strategies.paper_settings import (
     COMPONENTS,
+    LATER_REFINEMENTS,
     PRESETS,
     ROLES,
     STAGE_TOKENS,
@@ -75,7 +78,8 @@ class Algorithm1:
         return copy
 
     def settings(self) -> dict[str, Any]:
-        return {"algorithm": "paper", **asdict(self.config)}
+        found = asdict(self.config)
+        return {"algorithm": "paper", **{k: v for k, v in found.items() if k not in LATER_REFINEMENTS or v}}
 
     def loop(self, problem: Problem, ctx: SolveContext) -> Loop:
         """A run on `problem`, its calls at the settings' temperature (unless the run sets one) and top-p."""
@@ -121,6 +125,11 @@ class Loop:
         ctx = replace(self.ctx, model=model, temperature=self.ctx.temperature if temperature is None else temperature,
                       max_tokens=self.max_tokens(stage))
         return await ask(ctx, f"paper/{template}", schema=schema, **variables)
+
+    def program(self, reply: str) -> str:
+        """The program in a reply; with `strip_self_tests`, a call program without its own top-level self-test."""
+        code = extract_code(reply)
+        return strip_self_tests(code) if self.config.strip_self_tests and self.problem.kind == "call" else code
 
     def max_tokens(self, stage: str) -> int | None:
         """The run's completion cap, or with `stage_caps` the stage's own when that is lower."""
@@ -171,11 +180,11 @@ class Loop:
     async def write(self, plan: str) -> str:
         """One program from the plan; with `candidates=K`, the one of K that passes most public tests."""
         seed, self.seed = self.seed, None  # a preranked program stands in for the first plan's first one
-        codes = [seed or extract_code(await self.ask("code", "code", **self.common, plan=plan))]
+        codes = [seed or self.program(await self.ask("code", "code", **self.common, plan=plan))]
         self.code = codes[0]  # the program in hand, should a call cap stop the run before the others are written
         for _ in range(1, self.config.candidates):
             reply = await self.ask("code", "code", self.config.candidate_temperature, **self.common, plan=plan)
-            codes.append(extract_code(reply))
+            codes.append(self.program(reply))
         if len(codes) == 1:
             return codes[0]
         passed = [len((await self.evaluate(code, self.public)).passed_ids) for code in codes]
@@ -188,7 +197,7 @@ class Loop:
             return code
         reply = await self.ask("simulate", "simulate", problem=self.common["problem"], plan=plan, code=code,
                                sample_input=sample.input, sample_output=sample.output)
-        revised = extract_code(reply) if last_verdict(reply, "NO CHANGE") is None else ""
+        revised = self.program(reply) if last_verdict(reply, "NO CHANGE") is None else ""
         return revised or code
 
     async def break_assumptions(self) -> None:
@@ -276,14 +285,14 @@ class Loop:
     async def fix(self, code: str, test: SuiteTest, failure: str) -> str:
         reply = await self.ask("fix", "fix", problem=self.common["problem"], code=code, test=test.test.text(),
                                failure=failure, language=LANGUAGE)
-        return extract_code(reply) or code
+        return self.program(reply) or code
 
     async def debug(self, plan: str, code: str) -> str:
         evaluation = await self.evaluate(code, self.public + self.kept)
         trace = await self.trace(code, evaluation) if self.config.trace_feedback else ""
         reply = await self.ask("debug", "debug", problem=self.common["problem"], plan=plan, code=code,
                                language=LANGUAGE, test_report=_report(evaluation), trace=trace)
-        return extract_code(reply) or code
+        return self.program(reply) or code
 
     async def trace(self, code: str, evaluation: Evaluation) -> str:
         """`trace_feedback`: the tracer's final values of `code` on the first failing test's input."""

@@ -8,6 +8,8 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
 * Tier 1: `samples` programs at `temperature`, pruned by the cheap verifiers (syntax, lint, public tests) and
   clustered by behaviour on the public inputs; the largest cluster's program goes through the same check (with
   `evidence`, an oracle test that every surviving sample fails is rejected as suspect).
+* Tiers 0 and 1 read programs as the full loop does (with `strip_self_tests`, as `solidcoder+` has it, a call
+  program's own top-level self-test is dropped before anything runs it).
 * Tier 2: the full loop (Algorithm 1 with `full`'s settings, `solidcoder+` by default), seeded with every failing
   test the earlier tiers found (kept as accumulated tests).
 
@@ -29,7 +31,6 @@ from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
-from solidcoder.stages.base import extract_code
 from solidcoder.stages.live import SuiteTest
 from solidcoder.strategies.algorithm1 import Algorithm1, Loop, make_algorithm1
 from solidcoder.strategies.base import Attempt
@@ -106,7 +107,7 @@ class Routed:
         try:
             for tier in range(min(self.config.max_tier, 1) + 1):
                 tiers.start()
-                found = [await self._direct(problem, loop.ctx)] if tier == 0 else await self._sampled(problem, ctx)
+                found = [await self._direct(problem, loop)] if tier == 0 else await self._sampled(problem, loop)
                 accepted = bool(found[0]) and await _checked(loop, found[0], failing, found[1:])
                 code = found[0] or code  # the answer so far, should a cap stop the run
                 tiers.end(tier)
@@ -124,15 +125,16 @@ class Routed:
             return _attempt(loop.code or code, tier, tiers, loop, stopped=str(exc))
         return _attempt(loop.code, 2, tiers, loop)
 
-    async def _direct(self, problem: Problem, ctx: SolveContext) -> str:
-        return extract_code(await ask(ctx, "strategies/direct", **problem_variables(problem)))
+    async def _direct(self, problem: Problem, loop: Loop) -> str:
+        return loop.program(await ask(loop.ctx, "strategies/direct", **problem_variables(problem)))
 
-    async def _sampled(self, problem: Problem, ctx: SolveContext) -> list[str]:
+    async def _sampled(self, problem: Problem, loop: Loop) -> list[str]:
         """The survivors of prune-then-rank, best first ([""] when none survived)."""
         from solidcoder.verify.select import sample_then_rank
 
+        ctx = loop.ctx
         sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, self.config.samples,
-                                         self.config.temperature, ctx.max_tokens)
+                                         self.config.temperature, ctx.max_tokens, read=loop.program)
         return [candidate.code for candidate, _ in sampled.ranking.ranked] or [""]
 
 

@@ -7,6 +7,7 @@ public tests and red-teams it before calling it verified: sampling picks a stron
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from solidcoder.core.trajectory import Usage
@@ -31,9 +32,10 @@ class Sampled:
 
 
 async def sample_then_rank(problem: Problem, models, pool: Executor, prompts: PromptLibrary, samples: int,
-                           temperature: float = 0.8, max_tokens: int | None = None) -> Sampled:
+                           temperature: float = 0.8, max_tokens: int | None = None,
+                           read: Callable[[str], str] = extract_code) -> Sampled:
     """Draw `samples` programs from the coder model (Direct prompt) and prune-then-rank them (in a worker thread:
-    the verifiers run the sandbox)."""
+    the verifiers run the sandbox). `read` takes the program out of a reply."""
     model = as_roster(models).for_role("coder")
     messages = prompts.messages("strategies/direct", problem=problem.statement, language="Python 3",
                                 io_mode="call" if problem.kind == "call" else "stdin",
@@ -41,7 +43,7 @@ async def sample_then_rank(problem: Problem, models, pool: Executor, prompts: Pr
     programs, usage = [], Usage()
     for _ in range(samples):
         reply = await model.acomplete(messages, temperature=temperature, max_tokens=max_tokens)
-        programs.append(extract_code(reply.text))
+        programs.append(read(reply.text))
         usage.add(reply)
     judge = Judge(pool)
     verifiers = [make_verifier(f, judge) for f in FILTERS]

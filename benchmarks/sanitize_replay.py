@@ -1,0 +1,91 @@
+"""How often does a model's own self-test fail a correct function? Replays every Direct-prompt program of a run.
+
+Takes every program a run directory recorded from the Direct prompt (the `direct` rows' one call; a
+`solidcoder-routed` row's tier-0 program and its tier-1 samples) on call problems, and judges each on the public
+and the hidden tests twice: as extracted, and with `strip_self_tests` (solidcoder/stages/sanitize.py). No model call
+is made. Prints how many programs stripping changed and how their verdicts moved, per strategy, and the Direct
+rows' pass@1 both ways.
+
+    python benchmarks/sanitize_replay.py benchmarks/results/humaneval40_qwen05b_issue15 \
+        --data-file ../shared/data/humaneval_with_sample_io.jsonl [--dataset humaneval]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from solidcoder.bench.store import RESULTS, read_rows
+from solidcoder.datasets import DataOptions, load_dataset
+from solidcoder.execution.judge import Judge
+from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+from solidcoder.stages.base import extract_code
+from solidcoder.stages.sanitize import strip_self_tests
+from solidcoder.verify.weak import StrongVerifier, TestsVerifier
+
+
+def direct_programs(run_dir: Path, row: dict) -> list[str]:
+    """The Direct-prompt programs of one row: its only call (direct), or tier 0's and tier 1's calls (routed)."""
+    calls = {}
+    for line in (run_dir / "calls.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        unit, position, _ = record["id"].rsplit("#", 2)
+        if unit == row["key"]:
+            calls[int(position)] = record["completion"]["text"]
+    if row["strategy"] == "direct":
+        return [extract_code(calls[1])]
+    first_sample = row["notes"]["tiers"][0]["calls"] + 1  # tier 1 draws its samples first
+    samples = row["stage_usage"]["direct"][0] - 1
+    return [extract_code(calls[i]) for i in (1, *range(first_sample, first_sample + samples))]
+
+
+def verdicts(problem, programs: list[str], judge: Judge) -> list[tuple[bool, bool]]:
+    public = TestsVerifier(judge, 1000).survivors(problem, programs)
+    hidden = StrongVerifier(judge).survivors(problem, programs)
+    return list(zip(public, hidden, strict=True))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--data-file", type=Path, required=True)
+    parser.add_argument("--dataset", default="humaneval")
+    args = parser.parse_args()
+    rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == "direct" or
+            r["strategy"].startswith("solidcoder-routed")]
+    problems = {p.id: p for p in load_dataset(args.dataset, DataOptions(data_file=args.data_file))[0]}
+    moved: Counter = Counter()
+    direct: Counter = Counter()
+    with SandboxPool(SandboxConfig(workers=2)) as pool:
+        judge = Judge(pool)
+        for row in rows:
+            problem = problems[row["id"]]
+            if problem.kind != "call":
+                continue
+            programs = direct_programs(args.run_dir, row)
+            stripped = [strip_self_tests(code) for code in programs]
+            changed = [i for i, (a, b) in enumerate(zip(programs, stripped, strict=True)) if a != b]
+            before = verdicts(problem, [programs[i] for i in changed], judge)
+            after = verdicts(problem, [stripped[i] for i in changed], judge)
+            group = f"{row['strategy']} {row['config_hash']}"
+            moved[group, "programs"] += len(programs)
+            moved[group, "changed"] += len(changed)
+            for (pub0, hid0), (pub1, hid1) in zip(before, after, strict=True):
+                moved[group, f"public {'pass' if pub0 else 'fail'}->{'pass' if pub1 else 'fail'}"] += 1
+                moved[group, f"hidden {'pass' if hid0 else 'fail'}->{'pass' if hid1 else 'fail'}"] += 1
+            if row["strategy"] == "direct":
+                direct[group, "raw"] += row["passed"]
+                direct[group, "stripped"] += row["passed"] or bool(changed and after[0][1])
+                direct[group, "n"] += 1
+    for group in sorted({g for g, _ in moved}):
+        items = ", ".join(f"{k} {v}" for (g, k), v in sorted(moved.items()) if g == group)
+        print(f"{group}: {items}")
+    for group in sorted({g for g, _ in direct}):
+        print(f"{group}: pass@1 as extracted {direct[group, 'raw']}/{direct[group, 'n']}, "
+              f"self-tests stripped {direct[group, 'stripped']}/{direct[group, 'n']}")
+
+
+if __name__ == "__main__":
+    main()
