@@ -6,7 +6,8 @@ Runs `solidcoder bench` on the same problems three times, each in a fresh run di
   threads+cache the same with `prompt_cache_mb` set (a RAM cache of model states, models.yaml).
 The thread count is set through the CPU affinity (`taskset`), which is what `physical_cores()` reads. The strategy
 should be greedy (the default, Algorithm 1 as the paper sets it, is) so the three runs make the same calls; the
-script says whether their replies were identical. Figures: wall seconds per problem, model seconds per problem,
+script says whether their replies were identical. Figures: wall seconds per problem (the run's, process start
+included, over its problems), model seconds per problem,
 completion tokens per model second, and each against `before`.
 
     python benchmarks/llamacpp_per_problem.py GGUF --data-file ../shared/data/humaneval_with_sample_io.jsonl \
@@ -21,13 +22,15 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from solidcoder.models.llamacpp import physical_cores
 
 
-def bench(args: argparse.Namespace, run_dir: Path, cpus: int, cache_mb: int) -> list[dict]:
-    """The rows of one bench run pinned to the first `cpus` CPUs, with the prompt cache at `cache_mb`."""
+def bench(args: argparse.Namespace, run_dir: Path, cpus: int, cache_mb: int) -> tuple[list[dict], float]:
+    """The rows of one bench run pinned to the first `cpus` CPUs, with the prompt cache at `cache_mb`, and its
+    wall time (a row's own wall_s overlaps other problems': bench runs problems side by side)."""
     models = run_dir.parent / f"{run_dir.name}.yaml"
     models.write_text(f"defaults:\n  prompt_cache_mb: {cache_mb}\n")
     allowed = sorted(os.sched_getaffinity(0))[:cpus]
@@ -35,9 +38,11 @@ def bench(args: argparse.Namespace, run_dir: Path, cpus: int, cache_mb: int) -> 
                "--dataset", args.dataset, "--data-file", str(args.data_file), "--limit", str(args.limit),
                "--strategy", args.strategy, "--model", str(args.gguf), "--max-tokens", "512",
                "--max-calls", str(args.max_calls), "--concurrency", "1", "--workers", "1", "--run-dir", str(run_dir)]
+    started = time.perf_counter()
     subprocess.run(command, check=True, env={**os.environ, "SOLIDCODER_MODELS": str(models)},
                    stdout=subprocess.DEVNULL)
-    return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    elapsed = time.perf_counter() - started
+    return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()], elapsed
 
 
 def replies(run_dir: Path) -> list[str]:
@@ -45,10 +50,10 @@ def replies(run_dir: Path) -> list[str]:
     return [json.loads(line)["completion"]["text"] for line in sorted(lines)]
 
 
-def summary(rows: list[dict]) -> tuple[float, float, float]:
+def summary(rows: list[dict], elapsed: float) -> tuple[float, float, float]:
     """(wall s per problem, model s per problem, completion tokens per model second)."""
-    wall, model = sum(r["wall_s"] for r in rows), sum(r["model_s"] for r in rows)
-    return wall / len(rows), model / len(rows), sum(r["completion_tokens"] for r in rows) / model
+    model = sum(r["model_s"] for r in rows)
+    return elapsed / len(rows), model / len(rows), sum(r["completion_tokens"] for r in rows) / model
 
 
 def main() -> None:
@@ -65,11 +70,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         found = {name: bench(args, Path(tmp) / name.replace("+", "_"), *s) for name, s in settings.items()}
         same = {name: replies(Path(tmp) / name.replace("+", "_")) == replies(Path(tmp) / "before") for name in found}
-    calls = sum(r["calls"] for r in found["before"])
+    calls = sum(r["calls"] for r in found["before"][0])
     print(f"{args.strategy} on {args.dataset} 0-{args.limit - 1}, --max-calls {args.max_calls}: {calls} calls")
-    base = summary(found["before"])
-    for name, rows in found.items():
-        wall, model, speed = summary(rows)
+    base = summary(*found["before"])
+    for name, (rows, elapsed) in found.items():
+        wall, model, speed = summary(rows, elapsed)
         cpus, cache = settings[name]
         print(f"{name:14s} {cpus} thread(s), cache {cache:4d} MB: {wall:6.1f} s/problem ({base[0] / wall:.2f}x), "
               f"model {model:6.1f} s/problem ({base[1] / model:.2f}x), {speed:5.1f} completion tokens/model s; "

@@ -31,7 +31,7 @@ class ModelSettings:
     cost_per_output_token: float = 0.0
     # llama.cpp in-process only: a RAM cache of this many MB holding the model state after each call, so a later
     # call whose prompt starts like an earlier one (not only the last one) skips evaluating that prefix. 0 is off.
-    prompt_cache_mb: int = 0
+    prompt_cache_mb: int = 1024
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return prompt_tokens * self.cost_per_input_token + completion_tokens * self.cost_per_output_token
