@@ -234,6 +234,18 @@ def test_report_same_problems_compares_only_shared_problems(tmp_path):
     assert shared == {"direct": (1, 1.0), "solidcoder": (1, 1.0)}
 
 
+def test_report_tells_two_configurations_of_one_method_apart_by_their_hash(tmp_path):
+    from solidcoder.bench.report import load_summaries, pass_table
+
+    store = ResultStore(tmp_path)
+    for config, passed in (("aaaaaaaa1111", True), ("bbbbbbbb2222", False)):
+        store.add_result({"key": config, "id": "p", "passed": passed, "dataset": "d", "strategy": "direct",
+                          "model": "m", "config_hash": config})
+    store.close()
+    _, rows = pass_table(load_summaries([tmp_path]))
+    assert [row[:2] for row in rows] == [["direct @aaaaaa (m)", "100.0"], ["direct @bbbbbb (m)", "0.0"]]
+
+
 def test_ctrl_c_stops_cleanly_and_resume_completes(scripted_server, tmp_path):
     scripted_server.responder = canonical_responder(delay_s=0.3)
     run_dir = tmp_path / "run"

@@ -6,6 +6,7 @@ Table 4 (per dataset: pass@1, the change against the first method, and where the
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from solidcoder.bench.metrics import GROUP, Summary, summarize
@@ -30,6 +31,16 @@ def load_summaries(run_dirs: list[Path], same_problems: bool = False) -> list[Su
     summaries = summarize(common_problems(results) if same_problems else results, errors)
     for s in summaries:
         s.label = labels.get(s.config_hash, "")
+    return _distinct_names(summaries)
+
+
+def _distinct_names(summaries: list[Summary]) -> list[Summary]:
+    """Two configurations of one method, model and dataset (other options, templates or code) are told apart by
+    their configuration hash: the tables key their rows by name, and one would hide the other."""
+    seen = Counter((s.dataset, s.name, s.model) for s in summaries)
+    for s in summaries:
+        if seen[s.dataset, s.name, s.model] > 1:
+            s.label = f"{s.name} @{s.config_hash[:6]}"
     return summaries
 
 
