@@ -9,6 +9,11 @@ first N samples' and that round's, against Direct's rows in the same directory.
 
     python benchmarks/routed_samples.py benchmarks/results/humaneval40_qwen05b_issue15 \
         --data-file ../shared/data/humaneval_with_sample_io.jsonl [--strategy solidcoder-routed] [--config HASH]
+
+With `--pooled`, the samples of every routed configuration in the directory are pooled per problem instead (self-
+tests stripped), and each problem's share q of samples that pass both the public and the hidden tests gives the
+expected number of problems N samples rescue, the sum of 1 - (1 - q)^N: one run's draw is a single, noisy outcome of
+that expectation.
 """
 
 from __future__ import annotations
@@ -61,6 +66,28 @@ def replay(problem, row: dict, calls: dict[int, dict], samples: int, judge: Judg
     return found
 
 
+def pooled(run_dir: Path, problems: dict, judge: Judge, top: int = 10) -> None:
+    """Per problem that reached tier 1 in any routed configuration: its pooled samples' q, then E[rescued](N)."""
+    from sanitize_replay import direct_programs
+
+    from solidcoder.stages.sanitize import strip_self_tests
+    from solidcoder.verify.weak import TestsVerifier
+
+    samples: dict[str, list[str]] = {}
+    for row in read_rows(run_dir / RESULTS):
+        if row["strategy"].startswith("solidcoder-routed") and any(t["tier"] == 1 for t in row["notes"]["tiers"]):
+            samples.setdefault(row["id"], []).extend(map(strip_self_tests, direct_programs(run_dir, row)[1:]))
+    shares = {}
+    for pid, programs in samples.items():
+        public = TestsVerifier(judge, 1000).survivors(problems[pid], programs)
+        hidden = StrongVerifier(judge).survivors(problems[pid], programs)
+        shares[pid] = sum(p and h for p, h in zip(public, hidden, strict=True)) / len(programs)
+        print(f"{pid}: {len(programs)} samples, q = {shares[pid]:.2f}")
+    for n in range(1, top + 1):
+        print(f"N={n}: expected problems rescued {sum(1 - (1 - q) ** n for q in shares.values()):.2f} "
+              f"of {len(shares)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
@@ -69,7 +96,12 @@ def main() -> None:
     parser.add_argument("--strategy", default="solidcoder-routed")
     parser.add_argument("--config", default=None, help="only rows of this configuration hash")
     parser.add_argument("--samples", type=int, default=5, help="the run's tier-1 sample count")
+    parser.add_argument("--pooled", action="store_true", help="pool every routed configuration's samples")
     args = parser.parse_args()
+    if args.pooled:
+        problems = {p.id: p for p in load_dataset(args.dataset, DataOptions(data_file=args.data_file))[0]}
+        with SandboxPool(SandboxConfig(workers=2)) as pool:
+            return pooled(args.run_dir, problems, Judge(pool))
     rows = {r["id"]: r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == args.strategy
             and args.config in (None, r["config_hash"])}
     direct = {r["id"]: r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == "direct"}

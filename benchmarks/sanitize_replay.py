@@ -13,9 +13,10 @@ rows' pass@1 both ways.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
+
+from routed_samples import calls_by_position
 
 from solidcoder.bench.store import RESULTS, read_rows
 from solidcoder.datasets import DataOptions, load_dataset
@@ -28,17 +29,12 @@ from solidcoder.verify.weak import StrongVerifier, TestsVerifier
 
 def direct_programs(run_dir: Path, row: dict) -> list[str]:
     """The Direct-prompt programs of one row: its only call (direct), or tier 0's and tier 1's calls (routed)."""
-    calls = {}
-    for line in (run_dir / "calls.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        unit, position, _ = record["id"].rsplit("#", 2)
-        if unit == row["key"]:
-            calls[int(position)] = record["completion"]["text"]
+    calls = calls_by_position(run_dir, row["key"])
     if row["strategy"] == "direct":
-        return [extract_code(calls[1])]
+        return [extract_code(calls[1]["text"])]
     first_sample = row["notes"]["tiers"][0]["calls"] + 1  # tier 1 draws its samples first
     samples = row["stage_usage"]["direct"][0] - 1
-    return [extract_code(calls[i]) for i in (1, *range(first_sample, first_sample + samples))]
+    return [extract_code(calls[i]["text"]) for i in (1, *range(first_sample, first_sample + samples))]
 
 
 def verdicts(problem, programs: list[str], judge: Judge) -> list[tuple[bool, bool]]:
