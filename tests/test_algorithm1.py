@@ -323,3 +323,21 @@ def test_evidence_judge_skips_the_judge_prompt_only_when_the_evidence_could_chec
     StageRouter(scripted_server, red_team=computed)
     row = solved(scripted_server, sandbox_pool, tmp_path / "2", "solidcoder:evidence_judge")
     assert "judge" in row["notes"]["stages"] and row["notes"]["oracle_rounds"] == ["executed, passed"]
+
+
+SELF_TESTED = "```python\ndef add(a, b):\n    return a + b\n\nassert add(2, 2) == 5, 'the model was wrong'\n```"
+
+
+def test_strip_self_tests_accepts_a_right_program_whose_own_assert_is_wrong(scripted_server, sandbox_pool, tmp_path):
+    red_team = "```python\nassert add(2, 2) == 4, 'sum'\n```"
+    StageRouter(scripted_server, code=SELF_TESTED, red_team=red_team)
+    stripped = solved(scripted_server, sandbox_pool, tmp_path / "stripped", "solidcoder:strip_self_tests")
+    assert stripped["passed"] and stripped["notes"]["accepted"] and "debug" not in stripped["notes"]["stages"]
+    StageRouter(scripted_server, code=SELF_TESTED, red_team=red_team, debug=SELF_TESTED, fix=SELF_TESTED)
+    paper = solved(scripted_server, sandbox_pool, tmp_path / "paper")  # the paper reads the program as written
+    assert not paper["passed"] and not paper["notes"]["accepted"] and "debug" in paper["notes"]["stages"]
+
+
+def test_a_refinement_added_later_leaves_the_configuration_key_of_runs_without_it_alone():
+    assert "strip_self_tests" not in make_strategy("solidcoder").settings()
+    assert make_strategy("solidcoder+").settings()["strip_self_tests"] is True
