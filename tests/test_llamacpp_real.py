@@ -96,6 +96,19 @@ def test_the_prompt_cache_lets_a_prompt_reuse_the_state_of_a_call_before_the_las
     assert replies["cached"] == replies["plain"]  # restoring a state changes no reply
 
 
+def test_the_prompt_cache_counts_the_logits_each_state_copies_and_stays_within_its_size(smollm_gguf):
+    from dataclasses import replace
+
+    settings = replace(load_settings().get(smollm_gguf.stem), prompt_cache_mb=10)
+    model = LlamaCppModel(smollm_gguf, settings, RetryPolicy(attempts=1))
+    for question in ("Name a colour.", "Name a fruit.", "Name a tree."):
+        model.complete([Message("user", question)], temperature=0.0, max_tokens=4)
+    cache = model._llama.cache
+    (state,) = cache.cache_state.values()  # a state's logits (~37 tokens x 49,152 floats) fit in 10 MB once, not twice
+    assert state.scores.nbytes > 5 << 20 and cache.cache_size <= 10 << 20
+    assert 3 * state.llama_state_size < 10 << 20  # the library's own count, which would have kept all three states
+
+
 def test_in_process_prompt_longer_than_context_is_fatal(smollm_gguf):
     from solidcoder.models import ModelFatalError
 

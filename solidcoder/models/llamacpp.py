@@ -182,5 +182,22 @@ class LlamaCppModel(ChatBackend):
         except ValueError as exc:
             raise BadInput(f"cannot load GGUF {self.gguf}: {exc}") from None
         if self.settings.prompt_cache_mb > 0:
-            llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=self.settings.prompt_cache_mb << 20))
+            llama.set_cache(_sized_cache(llama_cpp)(capacity_bytes=self.settings.prompt_cache_mb << 20))
         return llama
+
+
+def _sized_cache(llama_cpp: Any) -> type:
+    """llama-cpp-python's RAM cache, counting what a state really holds. Its own count is the KV state alone, but
+    each state also copies the logits of its tokens (up to n_batch = 512 rows of the vocabulary: 311 MB for Qwen2.5's
+    151,936 tokens), so a "1 GB" cache grew to 15 GB in a bench run and the process was killed for memory."""
+
+    class SizedRAMCache(llama_cpp.LlamaRAMCache):
+        @property
+        def cache_size(self) -> int:
+            return sum(_state_bytes(state) for state in self.cache_state.values())
+
+    return SizedRAMCache
+
+
+def _state_bytes(state: Any) -> int:
+    return state.llama_state_size + state.scores.nbytes + state.input_ids.nbytes
