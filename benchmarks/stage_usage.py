@@ -1,6 +1,6 @@
 """Where a strategy's calls and tokens went: per-stage totals (each row's `stage_usage`) over a run directory.
 
-    python benchmarks/stage_usage.py RUN_DIR [--strategy solidcoder] [--cap 10]
+    python benchmarks/stage_usage.py RUN_DIR [--strategy solidcoder] [--config HASH] [--cap 10]
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--strategy", default="solidcoder")
+    parser.add_argument("--config", default=None, help="only rows of configuration hashes starting with this")
     parser.add_argument("--cap", type=int, default=10, help="the run's --max-calls")
     args = parser.parse_args()
-    rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == args.strategy]
+    rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == args.strategy
+            and r["config_hash"].startswith(args.config or "")]
     totals: dict[str, list[int]] = {}
     for row in rows:
         stages = row.get("stage_usage") or row.get("notes", {}).get("stages", {})  # older rows kept it in the notes
