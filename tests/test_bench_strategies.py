@@ -78,7 +78,7 @@ def test_solidcoder_plus_is_algorithm_1_with_the_recommended_refinements(scripte
     from solidcoder.strategies.paper_settings import PRESETS
 
     plus, paper = make_strategy("solidcoder+"), make_algorithm1("solidcoder")
-    changed = {k: v for k, v in plus.settings().items() if paper.settings()[k] != v}
+    changed = {k: v for k, v in plus.settings().items() if paper.settings().get(k, False) != v}
     assert changed == PRESETS["solidcoder+"] and changed["candidates"] == 3 and changed["monotonic"]
     router = StageRouter(scripted_server)
     results, errors = run(scripted_server, plus, sandbox_pool, tmp_path)
