@@ -68,8 +68,9 @@ def main() -> None:
     args = parser.parse_args()
     settings = {"before": (1, 0), "threads": (physical_cores(), 0), "threads+cache": (physical_cores(), args.cache_mb)}
     with tempfile.TemporaryDirectory() as tmp:
-        found = {name: bench(args, Path(tmp) / name.replace("+", "_"), *s) for name, s in settings.items()}
-        same = {name: replies(Path(tmp) / name.replace("+", "_")) == replies(Path(tmp) / "before") for name in found}
+        dirs = {name: Path(tmp) / name.replace("+", "_") for name in settings}
+        found = {name: bench(args, dirs[name], *s) for name, s in settings.items()}
+        same = {name: replies(dirs[name]) == replies(dirs["before"]) for name in found}
     calls = sum(r["calls"] for r in found["before"][0])
     print(f"{args.strategy} on {args.dataset} 0-{args.limit - 1}, --max-calls {args.max_calls}: {calls} calls")
     base = summary(*found["before"])

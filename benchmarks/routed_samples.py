@@ -68,10 +68,9 @@ def replay(problem, row: dict, calls: dict[int, dict], samples: int, judge: Judg
 
 def pooled(run_dir: Path, problems: dict, judge: Judge, top: int = 10) -> None:
     """Per problem that reached tier 1 in any routed configuration: its pooled samples' q, then E[rescued](N)."""
-    from sanitize_replay import direct_programs
+    from sanitize_replay import direct_programs, verdicts
 
     from solidcoder.stages.sanitize import strip_self_tests
-    from solidcoder.verify.weak import TestsVerifier
 
     samples: dict[str, list[str]] = {}
     for row in read_rows(run_dir / RESULTS):
@@ -79,9 +78,7 @@ def pooled(run_dir: Path, problems: dict, judge: Judge, top: int = 10) -> None:
             samples.setdefault(row["id"], []).extend(map(strip_self_tests, direct_programs(run_dir, row)[1:]))
     shares = {}
     for pid, programs in samples.items():
-        public = TestsVerifier(judge, 1000).survivors(problems[pid], programs)
-        hidden = StrongVerifier(judge).survivors(problems[pid], programs)
-        shares[pid] = sum(p and h for p, h in zip(public, hidden, strict=True)) / len(programs)
+        shares[pid] = sum(p and h for p, h in verdicts(problems[pid], programs, judge)) / len(programs)
         print(f"{pid}: {len(programs)} samples, q = {shares[pid]:.2f}")
     for n in range(1, top + 1):
         print(f"N={n}: expected problems rescued {sum(1 - (1 - q) ** n for q in shares.values()):.2f} "

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ast
 
-_KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_KEPT = (ast.Import, ast.ImportFrom, *_DEFINITIONS)
 
 
 def strip_self_tests(code: str) -> str:
@@ -24,7 +25,7 @@ def strip_self_tests(code: str) -> str:
         module = ast.parse(code)
     except (SyntaxError, ValueError):
         return code
-    defined = {node.name for node in module.body if isinstance(node, _KEPT[2:])}
+    defined = {node.name for node in module.body if isinstance(node, _DEFINITIONS)}
     dropped = [node for node in module.body if not _kept(node, defined)]
     if not dropped or not defined:  # nothing to drop, or nothing but top-level code: not a self-test
         return code
