@@ -12,7 +12,8 @@ from collections import defaultdict, deque
 from scripted_server import Action, Received, ScriptedServer, reply
 
 TEMPLATE_HEADER = "x-solidcoder-template"
-STAGE_OF_TEMPLATE = {"paper/shift_left": "plan", "paper/red_team_structured": "red_team", **{f"paper/{s}": s for s in (
+STAGE_OF_TEMPLATE = {"paper/shift_left": "plan", "paper/red_team_structured": "red_team",
+                     "refinements/red_team_compact": "red_team", **{f"paper/{s}": s for s in (
     "plan", "plan_check", "plan_refine", "code", "simulate", "red_team", "judge", "fix", "debug", "mental_execute")}}
 
 GOOD = "```python\ndef add(a, b):\n    return a + b\n```"

@@ -341,3 +341,15 @@ def test_strip_self_tests_accepts_a_right_program_whose_own_assert_is_wrong(scri
 def test_a_refinement_added_later_leaves_the_configuration_key_of_runs_without_it_alone():
     assert "strip_self_tests" not in make_strategy("solidcoder").settings()
     assert make_strategy("solidcoder+").settings()["strip_self_tests"] is True
+
+
+def test_compact_oracle_asks_its_own_template_and_leaves_the_papers_key_alone(scripted_server, sandbox_pool,
+                                                                              tmp_path):
+    StageRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_JSON, SUM_JSON)
+    row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:compact_oracle")
+    templates = [template_of(r) for r in scripted_server.chat_requests()]
+    assert "refinements/red_team_compact" in templates and "paper/red_team_structured" not in templates
+    assert row["notes"]["oracle_rounds"] == ["executed, failed", "executed, passed"] and row["passed"]
+    assert "refinements/red_team_compact" not in make_strategy("solidcoder").templates
+    assert "compact_oracle" not in make_strategy("solidcoder").settings()
+    assert "refinements/red_team_compact" in make_strategy("solidcoder+").templates

@@ -123,3 +123,51 @@ def test_crash_fallback_keeps_nothing_of_a_test_whose_arguments_have_the_wrong_t
     notes = results[0]["notes"]
     assert notes["oracle_rounds"][0] == "rejected" and notes["judge_rejections"][0].startswith(
         "evidence: the test calls add('a', 'b') with (str, str)")
+
+
+ZERO_CRASH = "```python\ndef add(a: int, b: int = 0) -> int:\n    return a + b if a else 1 // a\n```"
+
+
+def test_crash_fallback_keeps_the_call_of_a_test_whose_property_is_words(scripted_server, sandbox_pool, tmp_path):
+    words = '{"assumption": "zero", "call": "add(0, 5)", "property": "the sum is 5"}'
+    router = StageRouter(scripted_server, code=ZERO_CRASH, fix=ZERO_CRASH).queue("red_team", words)
+    results, errors = run(scripted_server, make_strategy("solidcoder:structured_oracle,evidence,crash_fallback"),
+                          sandbox_pool, tmp_path, (ADD_DEF,))
+    notes = results[0]["notes"]
+    assert notes["oracle_rounds"][0] == "executed, failed" and notes["kept"][0]["crash_only"]
+    assert notes["kept"][0]["source"] == "a = 0\nb = 5\nresult = add(0, 5)\n"
+    assert notes["judge_rejections"][0] == ("evidence: the property is not a Python boolean expression; its call is "
+                                            "kept, crash-only")
+    assert router.seen[router.seen.index("red_team") + 1] != "judge"  # a crash-only call is not judged
+
+
+def test_crash_fallback_keeps_nothing_of_a_test_the_judge_rejects(scripted_server, sandbox_pool, tmp_path):
+    fits = '{"assumption": "zero", "call": "add(0, 5)", "property": "result == a + b"}'  # the evidence admits it
+    StageRouter(scripted_server, code=ZERO_CRASH, fix=ZERO_CRASH, judge="Zero is no valid input.\nINVALID").queue(
+        "red_team", fits)
+    results, errors = run(scripted_server, make_strategy("solidcoder:structured_oracle,evidence,crash_fallback"),
+                          sandbox_pool, tmp_path, (ADD_DEF,))
+    notes = results[0]["notes"]
+    assert notes["oracle_rounds"][0] == "rejected" and notes["judge_rejections"][0] == "Zero is no valid input."
+
+
+def test_without_crash_fallback_a_property_in_words_is_a_malformed_round(scripted_server, sandbox_pool, tmp_path):
+    words = '{"assumption": "zero", "call": "add(0, 5)", "property": "the sum is 5"}'
+    StageRouter(scripted_server, code=ZERO_CRASH, fix=ZERO_CRASH).queue("red_team", words)
+    results, errors = run(scripted_server, make_strategy("solidcoder:structured_oracle,evidence"), sandbox_pool,
+                          tmp_path, (ADD_DEF,))
+    assert results[0]["notes"]["oracle_rounds"][0] == "malformed"
+
+
+@pytest.mark.parametrize(("reply", "script"), [
+    ('{"call": "add(0, 5)", "property": "it is 5"}', "a = 0\nb = 5\nresult = add(0, 5)\n"),
+    ('{"call": "add(*[1, 2])"}', "result = add(*[1, 2])\n"),  # arguments that bind to no name: the call alone
+    ('{"call": "len([1])", "property": "result == 1"}', None),  # does not call the entry point
+    ('{"call": "add(0,", "property": "result == 1"}', None),  # no expression
+    ('{"stdin": "1 2"}', None),
+])
+def test_a_structured_replys_call_alone_is_a_crash_only_test(reply, script):
+    from solidcoder.stages.oracle import structured_call
+
+    test = structured_call(reply, "add", "oracle-1", ("a", "b"))
+    assert (test.source, test.crash_only) == (script, True) if script else test is None

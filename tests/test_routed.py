@@ -93,7 +93,7 @@ def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_ke
 
 
 @pytest.mark.parametrize("options", ["sample=3", "samples=0", "max_tier=3", "temperature=hot", "full=direct",
-                                     "full=solidcoder_no_typo"])
+                                     "full=solidcoder_no_typo", "full_calls=0", "full_calls=many"])
 def test_a_bad_routed_option_is_bad_input(options):
     with pytest.raises(BadInput, match="solidcoder|samples|ablation"):
         make_strategy(f"solidcoder-routed:{options}")
@@ -116,3 +116,19 @@ def test_without_strip_self_tests_the_same_program_fails_its_public_test_and_rou
     results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path, (ADD,))
     assert errors == [] and results[0]["notes"]["tier"] == 1 and not results[0]["passed"]
     assert router.seen == ["strategies/direct"] * 6  # tier 0 failed its public test: no oracle round
+
+
+@pytest.mark.parametrize(("options", "budget"), [("", 7), (":full_calls=3", 3)])
+def test_tier_2_stops_at_its_own_call_budget_and_answers_with_its_best_program(options, budget, scripted_server,
+                                                                              sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server, code=BAD, fix=BAD, debug=BAD).queue("strategies/direct", *[BAD] * 6)
+    results, errors = run(scripted_server, make_strategy(f"solidcoder-routed{options}"), sandbox_pool, tmp_path,
+                          (ADD,))
+    notes = results[0]["notes"]
+    assert errors == [] and notes["tier"] == 2 and notes["tiers"][-1]["calls"] == budget
+    assert notes["stopped"] == f"tier 2's budget of {budget} calls reached" and len(router.seen) == 6 + budget
+
+
+def test_tier_2_without_a_budget_runs_to_the_runs_cap():
+    assert make_strategy("solidcoder-routed").settings()["full_calls"] == 7
+    assert "full_calls" not in make_strategy("solidcoder-routed:full_calls=none").settings()

@@ -82,4 +82,4 @@ def test_solve_routes_by_default_and_stops_at_the_first_tier_that_accepts(script
     record = trajectory(tmp_path)
     assert record["strategy"] == "solidcoder-routed" and record["outcome"]["notes"]["tier"] == 0
     steps = [s["template"] for s in record["steps"]]  # the free-text red-team reply is read by the fallback
-    assert steps == ["strategies/direct", "paper/red_team_structured", "paper/judge"]
+    assert steps == ["strategies/direct", "refinements/red_team_compact", "paper/judge"]

@@ -101,7 +101,15 @@ class RecordingModel:
         self.usage = Usage()
         self.stages: dict[str, list[int]] = {}  # stage -> [answered calls, prompt tokens, completion tokens]
         self._position = 0
+        self._cap_reason = ""
         self._lock = threading.Lock()
+
+    def cap_after(self, calls: int, reason: str) -> None:
+        """Allow at most `calls` more calls to this unit (a strategy's budget for one of its stages); past them a call
+        raises `ProblemBudgetExceeded` with `reason`. A lower cap already set stays."""
+        with self._lock:
+            if self.max_calls is None or self._position + calls < self.max_calls:
+                self.max_calls, self._cap_reason = self._position + calls, reason
 
     def for_role(self, role: str) -> RecordingModel | _RoleView:
         model = self.roster.for_role(role) if self.roster is not None else self.model
@@ -132,7 +140,7 @@ class RecordingModel:
                  model: Model | None, top_p: float | None, schema: dict | None) -> str:
         with self._lock:
             if self.max_calls is not None and self._position >= self.max_calls:
-                raise ProblemBudgetExceeded(f"per-problem cap of {self.max_calls} model calls reached")
+                raise ProblemBudgetExceeded(self._cap_reason or f"per-problem cap of {self.max_calls} model calls reached")
             self._position += 1
             position = self._position
         # A role's own model is part of the request; the default model is left out so older logs still replay.

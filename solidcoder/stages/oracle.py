@@ -52,13 +52,40 @@ def parse_structured_test(reply: str, kind: str, entry_point: str, origin: str =
     """The test in a structured red-team reply (lenient JSON: raw newlines in strings are fine), else the free-text
     reading of `parse_test`, else None. A call test binds the call's arguments to `parameters` (the entry point's
     parameter names) before its property is asserted, so the property may name them."""
+    fields = _fields(reply)
+    test = _assembled(fields, kind, entry_point, origin, parameters) if fields else None
+    return test or parse_test(reply, kind, entry_point, origin)
+
+
+def structured_call(reply: str, entry_point: str, origin: str = "",
+                    parameters: tuple[str, ...] = ()) -> GeneratedTest | None:
+    """A structured call reply's call alone, crash-only (`crash_fallback` when its property is unusable), or None
+    when the reply holds no call expression of the entry point."""
+    call = _fields(reply).get("call", "")
+    if not isinstance(call, str) or not _is_expression(call.strip()):
+        return None
+    script = _call_lines(call.strip(), parameters)
+    name = entry_point.split(".")[0]
+    calls = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(ast.parse(script)))
+    return GeneratedTest("call", script, crash_only=True, origin=origin) if name and calls else None
+
+
+def _fields(reply: str) -> dict:
+    """The first JSON object in a reply, read leniently (raw newlines in strings are fine); {} when there is none."""
     found = _OBJECT.search(reply)
     try:
         fields = json.loads(found.group(0), strict=False) if found else None
     except ValueError:
         fields = None
-    test = _assembled(fields, kind, entry_point, origin, parameters) if isinstance(fields, dict) else None
-    return test or parse_test(reply, kind, entry_point, origin)
+    return fields if isinstance(fields, dict) else {}
+
+
+def _call_lines(call: str, names: tuple[str, ...]) -> str:
+    """`name = argument` lines binding the call's arguments to the parameter names (where they can be), then
+    `result = CALL`."""
+    parsed = ast.parse(call, mode="eval").body
+    bound = (bindings(parsed, names) if isinstance(parsed, ast.Call) else None) or []
+    return "\n".join([*bound, f"result = {call}"]) + "\n"
 
 
 def parameters(statement: str, entry_point: str) -> tuple[str, ...]:
@@ -95,10 +122,8 @@ def _assembled(fields: dict, kind: str, entry_point: str, origin: str,
         return GeneratedTest("stdio", check, stdin=values["stdin"] + "\n", origin=origin) if _compiles(check) else None
     if not _is_expression(values["call"]):
         return None
-    call = ast.parse(values["call"], mode="eval").body
-    bound = (bindings(call, names) if isinstance(call, ast.Call) else None) or []
-    lines = [*bound, f"result = {values['call']}", f"assert {values['property']}, {why}"]
-    script = _without_definition("\n".join(lines) + "\n", entry_point.split(".")[0])
+    lines = _call_lines(values["call"], names) + f"assert {values['property']}, {why}\n"
+    script = _without_definition(lines, entry_point.split(".")[0])
     return GeneratedTest("call", script, origin=origin, prop=values["property"]) if script else None
 
 

@@ -15,7 +15,8 @@ program seen, not the last), `oracle_gating` (break assumptions only once the pu
 (the debug prompt shows the tracer's real variable values on the first failing test), `structured_oracle` (the
 red-team test as JSON fields), `evidence` (checks of the test by parsing and execution before the judge prompt),
 `evidence_judge` (those checks, when they can check the test, stand in for the judge prompt), `crash_fallback` (a
-structured call test whose property the evidence rejects keeps its call, crash-only), `stage_caps` (the
+structured call test whose property the evidence rejects, or whose property is no Python expression, keeps its
+call, crash-only), `compact_oracle` (the structured red team from the project's shorter template), `stage_caps` (the
 completion caps of `STAGE_TOKENS` for the stages whose replies are not programs), `strip_self_tests` (a call
 program's own top-level self-test is dropped from every program the loop reads, stages/sanitize.py).
 Per-role models apply when the model is a roster (`--model ROLE=MODEL`). Name the options after a colon:
@@ -46,10 +47,18 @@ from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import format_trace, trace_failure
 from solidcoder.stages.evidence import checkable, contradiction, wrong_argument_types
 from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
-from solidcoder.stages.oracle import ORACLE_SCHEMAS, input_only, parameters, parse_structured_test, parse_test
+from solidcoder.stages.oracle import (
+    ORACLE_SCHEMAS,
+    input_only,
+    parameters,
+    parse_structured_test,
+    parse_test,
+    structured_call,
+)
 from solidcoder.stages.sanitize import strip_self_tests
 from solidcoder.strategies.base import Attempt
 from solidcoder.strategies.paper_settings import (
+    COMPACT_ORACLE,
     COMPONENTS,
     LATER_REFINEMENTS,
     PRESETS,
@@ -68,7 +77,6 @@ class Algorithm1:
     def __init__(self, name: str = "solidcoder", ablation: str | None = None, seed_code: str | None = None,
                  **settings: Any):
         self.name, self.seed_code = name, seed_code
-        self.templates = tuple(t for t in TEMPLATE_VARIABLES if t.startswith("paper/"))
         self.config = replace(PaperSettings(), **settings, **({ablation: False} if ablation else {}))
 
     def with_settings(self, seed_code: str | None = None, **changes: Any) -> Algorithm1:
@@ -76,6 +84,12 @@ class Algorithm1:
         copy = Algorithm1(self.name, seed_code=seed_code or self.seed_code)
         copy.config = replace(self.config, **changes)
         return copy
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        """The templates hashed into the configuration key: the paper's, and a refinement's own when it is on."""
+        return (*(t for t in TEMPLATE_VARIABLES if t.startswith("paper/")),
+                *((COMPACT_ORACLE,) if self.config.compact_oracle else ()))
 
     def settings(self) -> dict[str, Any]:
         found = asdict(self.config)
@@ -124,7 +138,7 @@ class Loop:
         model = self.ctx.model.for_role(ROLES[stage]) if hasattr(self.ctx.model, "for_role") else self.ctx.model
         ctx = replace(self.ctx, model=model, temperature=self.ctx.temperature if temperature is None else temperature,
                       max_tokens=self.max_tokens(stage))
-        return await ask(ctx, f"paper/{template}", schema=schema, **variables)
+        return await ask(ctx, template if "/" in template else f"paper/{template}", schema=schema, **variables)
 
     def program(self, reply: str) -> str:
         """The program in a reply; with `strip_self_tests`, a call program without its own top-level self-test."""
@@ -223,9 +237,11 @@ class Loop:
             return None
         if not self.config.oracle:
             return self.suite_test(replace(test, crash_only=True))
+        if test.crash_only:  # `crash_fallback`: a structured reply whose property is no Python expression
+            return self.rejected(test, "evidence: the property is not a Python boolean expression")
         if self.config.evidence or self.config.evidence_judge:
             if reason := await self.contradiction(test):
-                return self.rejected_by_evidence(test, reason)
+                return self.rejected(test, f"evidence: {reason}")
             if self.config.evidence_judge and checkable(test, self.problem):  # the evidence stands in for the judge
                 return self.suite_test(test)
         return await self.judged(test)
@@ -243,12 +259,13 @@ class Loop:
         self.rejections.append(_reason(verdict))
         return None
 
-    def rejected_by_evidence(self, test: GeneratedTest, reason: str) -> SuiteTest | None:
-        """The round's rejection, with the reason; with `crash_fallback`, a structured call test whose arguments
-        have the examples' types keeps its call as a crash-only test instead."""
-        fallback = input_only(test) if self.config.crash_fallback and not wrong_argument_types(test, self.problem) \
-            else None
-        self.rejections.append(f"evidence: {reason}" + ("; its call is kept, crash-only" if fallback else ""))
+    def rejected(self, test: GeneratedTest, reason: str) -> SuiteTest | None:
+        """The round's rejection by the evidence, with the reason; with `crash_fallback`, a structured call test whose
+        arguments have the examples' types keeps its call as a crash-only test instead (the judge is not asked: it
+        would judge a property that is gone)."""
+        call = test if test.crash_only else input_only(test)
+        fallback = call if self.config.crash_fallback and not wrong_argument_types(test, self.problem) else None
+        self.rejections.append(reason + ("; its call is kept, crash-only" if fallback else ""))
         if fallback is None:
             self.rounds.append("rejected")
             return None
@@ -264,11 +281,14 @@ class Loop:
         kind, entry = self.problem.kind, self.problem.entry_point or ""
         variables = {"problem": self.common["problem"], "code": code, "io_mode": self.common["io_mode"],
                      "entry_point": self.common["entry_point"]}
-        if not self.config.structured_oracle:
+        if not (self.config.structured_oracle or self.config.compact_oracle):
             return parse_test(await self.ask("red_team", "red_team", **variables), kind, entry, f"oracle-{round_no}")
-        reply = await self.ask("red_team", "red_team_structured", schema=ORACLE_SCHEMAS[kind], **variables)
+        template = COMPACT_ORACLE if self.config.compact_oracle else "red_team_structured"
+        reply = await self.ask("red_team", template, schema=ORACLE_SCHEMAS[kind], **variables)
         names = parameters(self.problem.starter_code + "\n" + self.problem.statement, entry) if entry else ()
-        return parse_structured_test(reply, kind, entry, f"oracle-{round_no}", names)
+        test = parse_structured_test(reply, kind, entry, f"oracle-{round_no}", names)
+        fallback = structured_call(reply, entry, f"oracle-{round_no}", names) if self.config.crash_fallback else None
+        return test or fallback
 
     async def failure_of(self, code: str, test: SuiteTest) -> str | None:
         """[L] what went wrong when the test ran on the code, or None when it passed; without L, a mental trace."""

@@ -40,13 +40,17 @@ class PaperSettings:
     crash_fallback: bool = False
     stage_caps: bool = False
     strip_self_tests: bool = False
+    compact_oracle: bool = False
 
 
 REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback", "structured_oracle", "evidence",
-               "evidence_judge", "crash_fallback", "stage_caps", "strip_self_tests")
+               "evidence_judge", "crash_fallback", "stage_caps", "strip_self_tests", "compact_oracle")
 # Refinements added after runs were recorded: left out of a run's settings while off, so those runs keep their
 # configuration key.
-LATER_REFINEMENTS = ("strip_self_tests",)
+LATER_REFINEMENTS = ("strip_self_tests", "compact_oracle")
+# `compact_oracle`: the structured red team from a shorter template of the project's own (no worked example for the
+# model to copy), about half the prompt tokens of `paper/red_team_structured` (benchmarks/results/oracle_rounds.txt).
+COMPACT_ORACLE = "refinements/red_team_compact"
 # `stage_caps`: the completion cap of the stages whose replies are not programs, below the run's --max-tokens. Sized
 # from the replies of Qwen2.5-Coder-0.5B on HumanEval 0-39 (issue 15's run: plans averaged 470 tokens and often hit
 # 512; a judge that loops repeats its reason until the cap).
@@ -59,7 +63,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "solidcoder": {},
     "solidcoder+": {"candidates": 3, "monotonic": True, "best": True, "oracle_gating": True, "trace_feedback": True,
                     "structured_oracle": True, "evidence": True, "crash_fallback": True, "stage_caps": True,
-                    "strip_self_tests": True},
+                    "strip_self_tests": True, "compact_oracle": True},
 }
 # Which model plays each stage when the model is a roster (--model ROLE=MODEL).
 ROLES = {"plan": "planner", "plan_check": "planner", "plan_refine": "planner", "code": "coder",

@@ -42,6 +42,7 @@ class RoutedSettings:
     temperature: float = 0.8
     full: str = "solidcoder+"
     max_tier: int = 2
+    full_calls: int | None = 7
 
 
 def parse_routed(options: str) -> RoutedSettings:
@@ -49,8 +50,9 @@ def parse_routed(options: str) -> RoutedSettings:
     settings = RoutedSettings()
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, _, value = item.partition("=")
-        if key not in ("samples", "temperature", "full", "max_tier"):
-            raise BadInput(f"unknown solidcoder-routed option {key!r}; known: samples, temperature, full, max_tier")
+        if key not in ("samples", "temperature", "full", "max_tier", "full_calls"):
+            raise BadInput(f"unknown solidcoder-routed option {key!r}; known: samples, temperature, full, max_tier, "
+                           "full_calls")
         setattr(settings, key, _option_value(key, value, item))
     return settings
 
@@ -58,12 +60,16 @@ def parse_routed(options: str) -> RoutedSettings:
 def _option_value(key: str, value: str, item: str) -> Any:
     if key == "full" and value.startswith(("solidcoder", "solidcoder+")) and ":" not in value:
         return value
-    if key == "samples" and value.isdigit() and int(value) >= 1 or key == "max_tier" and value in ("0", "1", "2"):
+    if key == "full_calls" and value == "none":
+        return None
+    if key in ("samples", "full_calls") and value.isdigit() and int(value) >= 1 \
+            or key == "max_tier" and value in ("0", "1", "2"):
         return int(value)
     if key == "temperature" and value.replace(".", "", 1).isdigit() and float(value) > 0:
         return float(value)
     raise BadInput(f"solidcoder-routed option {item!r}: samples takes a count >= 1, temperature a number > 0, "
-                   "max_tier 0, 1 or 2, full an Algorithm 1 name (solidcoder, solidcoder+, solidcoder+_no_oracle)")
+                   "max_tier 0, 1 or 2, full an Algorithm 1 name (solidcoder, solidcoder+, solidcoder+_no_oracle), "
+                   "full_calls a count >= 1 or none")
 
 
 @dataclass
@@ -99,7 +105,8 @@ class Routed:
     def settings(self) -> dict[str, Any]:
         found = {"samples": self.config.samples, "temperature": self.config.temperature, "full": self.full.settings()}
         # An option at its default is left out, so the runs recorded before it existed keep their configuration key.
-        return found | ({"max_tier": self.config.max_tier} if self.config.max_tier != 2 else {})
+        return found | ({"max_tier": self.config.max_tier} if self.config.max_tier != 2 else {}) \
+            | ({"full_calls": self.config.full_calls} if self.config.full_calls is not None else {})
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         loop, tiers, failing = self.full.loop(problem, ctx), _Tiers(ctx.model), []
@@ -117,6 +124,7 @@ class Routed:
                 return _attempt(code, tier, tiers, loop, unaccepted=True)
             tier = 2
             tiers.start()
+            self._budget(ctx.model)
             loop.kept, loop.code = list(failing), code
             await loop.run()
             tiers.end(2)
@@ -124,6 +132,11 @@ class Routed:
             tiers.end(tier)
             return _attempt(loop.code or code, tier, tiers, loop, stopped=str(exc))
         return _attempt(loop.code, 2, tiers, loop)
+
+    def _budget(self, model: Any) -> None:
+        """Tier 2's own call budget (`full_calls`), below the run's per-problem cap."""
+        if self.config.full_calls is not None and hasattr(model, "cap_after"):
+            model.cap_after(self.config.full_calls, f"tier 2's budget of {self.config.full_calls} calls reached")
 
     async def _direct(self, problem: Problem, loop: Loop) -> str:
         return loop.program(await ask(loop.ctx, "strategies/direct", **problem_variables(problem)))
