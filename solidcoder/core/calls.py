@@ -140,7 +140,8 @@ class RecordingModel:
                  model: Model | None, top_p: float | None, schema: dict | None) -> str:
         with self._lock:
             if self.max_calls is not None and self._position >= self.max_calls:
-                raise ProblemBudgetExceeded(self._cap_reason or f"per-problem cap of {self.max_calls} model calls reached")
+                reason = self._cap_reason or f"per-problem cap of {self.max_calls} model calls reached"
+                raise ProblemBudgetExceeded(reason)
             self._position += 1
             position = self._position
         # A role's own model is part of the request; the default model is left out so older logs still replay.
