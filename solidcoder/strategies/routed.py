@@ -11,14 +11,15 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
 * Tiers 0 and 1 read programs as the full loop does (with `strip_self_tests`, as `solidcoder+` has it, a call
   program's own top-level self-test is dropped before anything runs it).
 * Tier 2: the full loop (Algorithm 1 with `full`'s settings, `solidcoder+` by default), seeded with every failing
-  test the earlier tiers found (kept as accumulated tests).
+  test the earlier tiers found (kept as accumulated tests), under its own call budget (`full_calls`, 7 by default:
+  one plan of `solidcoder+`; `benchmarks/tier2_budget.py`); at the budget its latest program is the answer.
 
 `notes.tier` says where a problem ended, `notes.tiers` what each tier cost (calls, tokens, seconds).
 
 Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
 (`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
-Algorithm 1 preset or ablation tier 2 runs). With `max_tier` below 2 a problem no tier accepted is answered with the
-last tier's program, unverified.
+Algorithm 1 preset or ablation tier 2 runs, `full_calls` its call budget, `none` for the run's cap alone). With
+`max_tier` below 2 a problem no tier accepted is answered with the last tier's program, unverified.
 """
 
 from __future__ import annotations
