@@ -144,6 +144,8 @@ def make_solve_strategy(opts: SolveOptions):
         return strategy.with_settings(**opts.loop)
     if isinstance(strategy, Routed) and not opts.prerank:  # the flags set its tier 2, the full loop
         strategy.full = strategy.full.with_settings(**opts.loop)
+        if {"p", "d", "a"} & opts.loop.keys():  # loop sizes asked for are run: tier 2's call budget would cut them
+            strategy.config.full_calls = None
         return strategy
     if opts.loop or opts.prerank:
         raise BadInput(f"--plans, --debug-rounds, --oracle-rounds, --candidates and --no-* set the loop of solidcoder, "

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from scripted_server import reply
 from stage_router import BAD, GOOD, StageRouter, template_of
 from test_cli_solve import ADD_TXT
@@ -83,3 +84,12 @@ def test_solve_routes_by_default_and_stops_at_the_first_tier_that_accepts(script
     assert record["strategy"] == "solidcoder-routed" and record["outcome"]["notes"]["tier"] == 0
     steps = [s["template"] for s in record["steps"]]  # the free-text red-team reply is read by the fallback
     assert steps == ["strategies/direct", "refinements/red_team_compact", "paper/judge"]
+
+
+@pytest.mark.parametrize(("loop", "budget"), [({}, 7), ({"candidates": 2}, 7), ({"shift_left": False}, 7),
+                                              ({"p": 2}, None), ({"d": 1, "a": 1}, None)])
+def test_solves_loop_sizes_lift_tier_2s_call_budget_so_they_are_run(loop, budget):
+    from solidcoder.solve_command import SolveOptions, make_solve_strategy
+
+    strategy = make_solve_strategy(SolveOptions("solidcoder-routed", loop))
+    assert strategy.config.full_calls == budget and all(getattr(strategy.full.config, k) == v for k, v in loop.items())
