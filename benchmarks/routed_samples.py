@@ -43,6 +43,16 @@ def calls_by_position(run_dir: Path, key: str) -> dict[int, dict]:
     return found
 
 
+def tier_calls(row: dict) -> dict[int, range]:
+    """Tier -> the positions of its calls in a routed row's `calls.jsonl` entries (tiers run in order, tier 1 drawing
+    its samples first)."""
+    found, start = {}, 1
+    for tier in row["notes"]["tiers"]:
+        found[tier["tier"]] = range(start, start + tier["calls"])
+        start += tier["calls"]
+    return found
+
+
 def tokens(completion: dict) -> int:
     return completion["prompt_tokens"] + completion["completion_tokens"]
 
@@ -52,8 +62,7 @@ def replay(problem, row: dict, calls: dict[int, dict], samples: int, judge: Judg
     tiers = {t["tier"]: t for t in row["notes"]["tiers"]}
     if 1 not in tiers:  # tier 0 accepted: no sample was drawn
         return [(row["passed"], tiers[0]["tokens"])] * samples
-    first = tiers[0]["calls"]
-    drawn = [calls[first + i] for i in range(1, samples + 1)]
+    drawn = [calls[i] for i in tier_calls(row)[1][:samples]]
     oracle = tiers[1]["tokens"] - sum(tokens(c) for c in drawn)  # the tier-1 round, as recorded
     fallback = extract_code(calls[1]["text"])
     found = []

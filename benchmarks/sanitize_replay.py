@@ -16,7 +16,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from routed_samples import calls_by_position
+from routed_samples import calls_by_position, tier_calls
 
 from solidcoder.bench.store import RESULTS, read_rows
 from solidcoder.datasets import DataOptions, load_dataset
@@ -32,9 +32,8 @@ def direct_programs(run_dir: Path, row: dict) -> list[str]:
     calls = calls_by_position(run_dir, row["key"])
     if row["strategy"] == "direct":
         return [extract_code(calls[1]["text"])]
-    first_sample = row["notes"]["tiers"][0]["calls"] + 1  # tier 1 draws its samples first
-    samples = row["stage_usage"]["direct"][0] - 1
-    return [extract_code(calls[i]["text"]) for i in (1, *range(first_sample, first_sample + samples))]
+    samples = tier_calls(row).get(1, range(0))[:row["stage_usage"]["direct"][0] - 1]
+    return [extract_code(calls[i]["text"]) for i in (1, *samples)]
 
 
 def verdicts(problem, programs: list[str], judge: Judge) -> list[tuple[bool, bool]]:

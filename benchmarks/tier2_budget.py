@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from routed_samples import calls_by_position, tokens
+from routed_samples import calls_by_position, tier_calls, tokens
 
 from solidcoder.bench.store import RESULTS, read_rows
 
@@ -25,8 +25,7 @@ def cut(row: dict, calls: dict[int, dict], budget: int) -> tuple[bool, int]:
     tiers = {t["tier"]: t for t in row["notes"]["tiers"]}
     if 2 not in tiers:
         return row["passed"], sum(t["tokens"] for t in tiers.values())
-    first = tiers[0]["calls"] + tiers[1]["calls"]
-    spent = sum(tokens(calls[first + i]) for i in range(1, min(budget, tiers[2]["calls"]) + 1))
+    spent = sum(tokens(calls[i]) for i in tier_calls(row)[2][:budget])
     return row["passed"] and tiers[2]["calls"] <= budget, tiers[0]["tokens"] + tiers[1]["tokens"] + spent
 
 
