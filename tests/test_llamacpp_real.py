@@ -96,6 +96,17 @@ def test_the_prompt_cache_lets_a_prompt_reuse_the_state_of_a_call_before_the_las
     assert replies["cached"] == replies["plain"]  # restoring a state changes no reply
 
 
+def test_with_the_prompt_cache_a_prompt_sampled_again_gets_new_replies(smollm_gguf):
+    from dataclasses import replace
+
+    settings = replace(load_settings().get(smollm_gguf.stem), prompt_cache_mb=256)
+    model = LlamaCppModel(smollm_gguf, settings, RetryPolicy(attempts=1), seed=7)
+    other = [Message("user", "Name a colour.")]  # between two samples, as when problems interleave in a bench run
+    samples = [[model.complete(ask, temperature=1.0, max_tokens=16).text for ask in (ASK, other)][0] for _ in range(4)]
+    assert len(model._llama.cache.cache_state) >= 2  # the samples after the first came from a restored state
+    assert len(set(samples)) >= 3  # restoring a state restored its seed: the same reply, again and again
+
+
 def test_the_prompt_cache_counts_the_logits_each_state_copies_and_stays_within_its_size(smollm_gguf):
     from dataclasses import replace
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import sys
 import threading
 from importlib import metadata
@@ -133,7 +134,12 @@ class LlamaCppModel(ChatBackend):
 
     `n_threads` None means one thread per physical core (`physical_cores`). llama.cpp itself reuses the part of a
     prompt that matches the previous call's tokens; the `prompt_cache_mb` setting adds a RAM cache of states, so a
-    prompt can also reuse the prefix of a call made before that."""
+    prompt can also reuse the prefix of a call made before that.
+
+    Every call gets its own sampling seed, drawn from `seed` (None: from the OS). llama-cpp-python derives a call's
+    seed from the one before, and restoring a cached state restores the seed saved with it, so without an explicit
+    seed a prompt sampled again after another prompt (a cache hit) repeats its earlier reply: in bench runs, where
+    problems interleave, tier 1's five samples at temperature 0.8 were often one program five times."""
 
     where = "llama.cpp in-process"
 
@@ -144,10 +150,12 @@ class LlamaCppModel(ChatBackend):
         policy: RetryPolicy,
         budget: Budget | None = None,
         n_threads: int | None = None,
+        seed: int | None = None,
     ):
         super().__init__(gguf.stem, settings, policy, budget)
         self.gguf = gguf
         self.n_threads = n_threads or physical_cores()
+        self._seeds = random.Random(seed)
         self._llama: Any = None
         self._lock = threading.Lock()
 
@@ -158,7 +166,7 @@ class LlamaCppModel(ChatBackend):
             try:
                 out = self._llama.create_chat_completion(
                     messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens,
-                    **_extras(request))
+                    seed=self._seeds.randrange(2**32), **_extras(request))
             except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
                 raise ModelFatalError(f"{self._what()}: {exc}; shorten the input or raise context_window") from exc
         choice, usage = out["choices"][0], out.get("usage") or {}
