@@ -11,9 +11,9 @@ first N samples' and that round's, against Direct's rows in the same directory.
         --data-file ../shared/data/humaneval_with_sample_io.jsonl [--strategy solidcoder-routed] [--config HASH]
 
 With `--pooled`, the samples of every routed configuration in the directory are pooled per problem instead (self-
-tests stripped), and each problem's share q of samples that pass both the public and the hidden tests gives the
-expected number of problems N samples rescue, the sum of 1 - (1 - q)^N: one run's draw is a single, noisy outcome of
-that expectation.
+tests stripped; a reply repeated within one row counted once, see `pooled`), and each problem's share q of samples
+that pass both the public and the hidden tests gives the expected number of problems N samples rescue, the sum of
+1 - (1 - q)^N: one run's draw is a single, noisy outcome of that expectation.
 """
 
 from __future__ import annotations
@@ -84,7 +84,11 @@ def pooled(run_dir: Path, problems: dict, judge: Judge, top: int = 10) -> None:
     samples: dict[str, list[str]] = {}
     for row in read_rows(run_dir / RESULTS):
         if row["strategy"].startswith("solidcoder-routed") and any(t["tier"] == 1 for t in row["notes"]["tiers"]):
-            samples.setdefault(row["id"], []).extend(map(strip_self_tests, direct_programs(run_dir, row)[1:]))
+            drawn = direct_programs(run_dir, row)[1:]
+            print(f"{row['id']} @{row['config_hash'][:6]}: {len(set(drawn))} distinct of {len(drawn)} samples")
+            # A reply repeated within one row is a repeated draw, not an independent one: llama.cpp's prompt cache
+            # restored the sampling seed with the state until the backend passed a seed per call.
+            samples.setdefault(row["id"], []).extend(map(strip_self_tests, dict.fromkeys(drawn)))
     shares = {}
     for pid, programs in samples.items():
         shares[pid] = sum(p and h for p, h in verdicts(problems[pid], programs, judge)) / len(programs)
