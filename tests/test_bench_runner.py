@@ -262,3 +262,15 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(scripted_server, tmp_path):
     assert run_cli(command).returncode == 0
     keys = [r["key"] for r in rows(run_dir / "results.jsonl")]
     assert len(keys) == len(set(keys)) == 10
+
+
+def test_report_keeps_two_runs_of_one_configuration_in_two_directories_apart(tmp_path):
+    from solidcoder.bench.report import load_summaries, pass_table
+
+    for run, passed in (("first", True), ("again", False)):
+        store = ResultStore(tmp_path / run)
+        store.add_result({"key": "k", "id": "p", "passed": passed, "dataset": "d", "strategy": "direct",
+                          "model": "m", "config_hash": "aaaaaaaa1111"})
+        store.close()
+    _, rows = pass_table(load_summaries([tmp_path / "first", tmp_path / "again"]))
+    assert [row[:2] for row in rows] == [["direct @aaaaaa (m)", "100.0"], ["direct @aaaaaa in again (m)", "0.0"]]

@@ -11,7 +11,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from math import comb
 
-GROUP = ("dataset", "strategy", "model", "config_hash")
+GROUP = ("dataset", "strategy", "model", "config_hash", "run")  # run: set by `report` where two directories share a
+# configuration (the same command run twice); otherwise empty
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -31,6 +32,7 @@ class Summary:
     strategy: str
     model: str
     config_hash: str
+    run: str = ""
     problems: int = 0
     samples: int = 0
     pass_at: dict[int, float] = field(default_factory=dict)
@@ -67,21 +69,25 @@ def summarize(results: list[dict], errors: list[dict]) -> list[Summary]:
     by_group: dict[tuple, list[dict]] = defaultdict(list)
     for row in _unique(results):
         by_group[_group(row)].append(row)
-    done = {row["key"] for row in results}
+    done = {_key(row) for row in results}
     failed: dict[tuple, set] = defaultdict(set)
     for row in errors:
-        if row["key"] not in done:
-            failed[_group(row)].add(row["key"])
+        if _key(row) not in done:
+            failed[_group(row)].add(_key(row))
     groups = list(dict.fromkeys([*by_group, *failed]))
     return [_summary(g, by_group.get(g, []), len(failed.get(g, ()))) for g in groups]
 
 
+def _key(row: dict) -> tuple[str, str]:
+    return row.get("run", ""), row["key"]
+
+
 def _unique(rows: list[dict]) -> list[dict]:
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     out = []
     for row in rows:
-        if row["key"] not in seen:
-            seen.add(row["key"])
+        if _key(row) not in seen:
+            seen.add(_key(row))
             out.append(row)
     return out
 

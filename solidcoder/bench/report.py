@@ -25,8 +25,9 @@ def load_summaries(run_dirs: list[Path], same_problems: bool = False) -> list[Su
     for run_dir in run_dirs:
         if not (run_dir / RESULTS).exists() and not (run_dir / ERRORS).exists():
             raise BadInput(f"{run_dir}: not a run directory (no {RESULTS})")
-        results += read_rows(run_dir / RESULTS)
-        errors += read_rows(run_dir / ERRORS)
+        rows, failed = read_rows(run_dir / RESULTS), read_rows(run_dir / ERRORS)
+        _mark_reruns(run_dir, rows + failed, {row["config_hash"] for row in results + errors})
+        results, errors = results + rows, errors + failed
         labels.update({r["config_hash"]: r.get("label", "") for r in read_rows(run_dir / RUNS) if r.get("label")})
     summaries = summarize(common_problems(results) if same_problems else results, errors)
     for s in summaries:
@@ -34,13 +35,22 @@ def load_summaries(run_dirs: list[Path], same_problems: bool = False) -> list[Su
     return _distinct_names(summaries)
 
 
+def _mark_reruns(run_dir: Path, rows: list[dict], earlier: set[str]) -> None:
+    """A configuration that an earlier directory also holds is another run of it (the same command run again, say
+    after a code change the hash does not cover): its rows are kept apart, named by their directory."""
+    for row in rows:
+        if row.get("config_hash") in earlier:
+            row["run"] = run_dir.name
+
+
 def _distinct_names(summaries: list[Summary]) -> list[Summary]:
     """Two configurations of one method, model and dataset (other options, templates or code) are told apart by
-    their configuration hash: the tables key their rows by name, and one would hide the other."""
+    their configuration hash, and two runs of one configuration by directory: the tables key their rows by name,
+    and one would hide the other."""
     seen = Counter((s.dataset, s.name, s.model) for s in summaries)
     for s in summaries:
         if seen[s.dataset, s.name, s.model] > 1:
-            s.label = f"{s.name} @{s.config_hash[:6]}"
+            s.label = f"{s.name} @{s.config_hash[:6]}" + (f" in {s.run}" if s.run else "")
     return summaries
 
 
