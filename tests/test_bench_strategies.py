@@ -17,7 +17,8 @@ from solidcoder.models.factory import ModelOptions, make_model
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.problem import Problem, TestCase, dump_problems
 from solidcoder.prompting import PromptLibrary
-from solidcoder.stages.base import extract_code
+from solidcoder.stages.base import code_blocks, extract_code
+from solidcoder.stages.oracle import parse_test
 from solidcoder.strategies import make_strategy
 from solidcoder.strategies.multi import CodeSim, CodeSimSettings, MapCoder, MapCoderSettings, recalled_examples
 
@@ -42,6 +43,21 @@ def test_strategies_read_replies_alike():
     assert extract_code(text) == "def f():\n    return 1\n"
     assert extract_code("def g(): pass") == "def g(): pass\n"
     assert extract_code("no code here at all") == ""
+
+
+def test_a_block_cut_off_by_the_completion_cap_is_read_up_to_its_last_whole_line():
+    cut = "```python\ndef f(x):\n    return x + 1\n\nassert f(1) == 2\nassert f(2) == "
+    assert extract_code(cut) == "def f(x):\n    return x + 1\n\nassert f(1) == 2\n"
+    closed_then_cut = "```python\ndef f(x):\n    return x\n```\nTests:\n```python\n" + "assert f(1) == 1\n" * 9
+    assert extract_code(closed_then_cut) == "def f(x):\n    return x\n"  # a closed block that compiles wins
+    assert code_blocks(closed_then_cut)[-1] == ("python", "assert f(1) == 1\n" * 9)
+    assert code_blocks("```input\n1 2\n3") == []  # a cut-off input is not an input
+
+
+def test_a_red_team_script_cut_off_by_the_cap_keeps_its_whole_asserts():
+    reply = "```python\nassert f([]) == [], 'empty'\nassert f([1, 2]) == [1, 2], 'two'\nassert f([3, 1"
+    test = parse_test(reply, "call", "f")
+    assert test is not None and test.source == "assert f([]) == [], 'empty'\nassert f([1, 2]) == [1, 2], 'two'\n"
 
 
 def test_recalled_examples_split_and_carry_the_tutorial():

@@ -10,16 +10,35 @@ from dataclasses import dataclass
 from solidcoder.problem import Problem, TestCase
 
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+_OPEN_FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*)\Z", re.DOTALL)
+PYTHON_TAGS = ("", "python", "py", "python3")
 
 
 def code_blocks(text: str) -> list[tuple[str, str]]:
-    """(tag, body) of every fenced block, in order."""
-    return [(tag.lower(), body) for tag, body in _FENCE.findall(text)]
+    """(tag, body) of every fenced block, in order; last, a Python block the reply opened and never closed (it ran
+    into the completion cap), cut back to its longest prefix of whole lines that compiles."""
+    closed = [(tag.lower(), body) for tag, body in _FENCE.findall(text)]
+    cut = cut_off_block(text)
+    return closed + ([("python", cut)] if cut else [])
+
+
+def cut_off_block(text: str) -> str | None:
+    """The compiling part of a Python (or untagged) block left open at the end of a reply, or None."""
+    tail = _FENCE.sub("", text)
+    found = _OPEN_FENCE.search(tail)
+    if not found or found.group(1).lower() not in PYTHON_TAGS:
+        return None
+    lines = found.group(2).splitlines()
+    prefixes = ("\n".join(lines[:n]).strip("\n") for n in range(len(lines), 0, -1))
+    return next((prefix + "\n" for prefix in prefixes if prefix.strip() and _compiles(prefix)), None)
 
 
 def extract_code(text: str) -> str:
-    """The program in a reply: the longest Python (or untagged) block that compiles, else the longest block."""
-    blocks = [body for tag, body in code_blocks(text) if tag in ("", "python", "py", "python3")]
+    """The program in a reply: the longest Python (or untagged) block that compiles, else the longest block; a block
+    cut off by the completion cap only when no closed block compiles."""
+    blocks = [body for tag, body in _FENCE.findall(text) if tag.lower() in PYTHON_TAGS]
+    if not any(map(_compiles, blocks)) and (cut := cut_off_block(text)):
+        return cut
     if not blocks:
         return text.strip() + "\n" if _compiles(text) else ""
     ranked = sorted(blocks, key=lambda body: (_compiles(body), len(body)), reverse=True)
