@@ -274,3 +274,16 @@ def test_report_keeps_two_runs_of_one_configuration_in_two_directories_apart(tmp
         store.close()
     _, rows = pass_table(load_summaries([tmp_path / "first", tmp_path / "again"]))
     assert [row[:2] for row in rows] == [["direct @aaaaaa (m)", "100.0"], ["direct @aaaaaa in again (m)", "0.0"]]
+
+
+def test_report_counts_how_each_oracle_round_ended(tmp_path):
+    from solidcoder.bench.report import load_summaries, oracle_lines
+
+    store = ResultStore(tmp_path)
+    for pid, rounds in (("p", ["executed, passed", "malformed"]), ("q", ["rejected", "executed, failed"])):
+        store.add_result({"key": pid, "id": pid, "passed": True, "dataset": "d", "strategy": "solidcoder",
+                          "model": "m", "config_hash": "c", "notes": {"oracle_rounds": rounds}})
+    store.close()
+    assert oracle_lines(load_summaries([tmp_path])) == [
+        "d solidcoder (m): 4 oracle rounds, 2 executed a test (50%): executed, failed 1; executed, passed 1; "
+        "malformed 1; rejected 1"]

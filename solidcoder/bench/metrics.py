@@ -46,6 +46,7 @@ class Summary:
     kept_tests: int = 0  # tests the strategy kept on answers the hidden tests accept (oracle precision) ...
     false_alarms: int = 0  # ... and how many of them reject those answers
     tiers: dict[int, int] = field(default_factory=dict)  # solidcoder-routed: problems that ended in each tier
+    oracle_rounds: dict[str, int] = field(default_factory=dict)  # outcome -> rounds (`notes.oracle_rounds`)
 
     @property
     def pass1(self) -> float:
@@ -113,4 +114,6 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
     for row in rows:
         if isinstance(tier := row.get("notes", {}).get("tier"), int):
             summary.tiers[tier] = summary.tiers.get(tier, 0) + 1
+        for outcome in row.get("notes", {}).get("oracle_rounds", []):
+            summary.oracle_rounds[outcome] = summary.oracle_rounds.get(outcome, 0) + 1
     return summary

@@ -122,7 +122,7 @@ def print_tables(summaries: list[Summary]) -> None:
         for row in rows:
             table.add_row(*row)
         console.print(table)
-    for line in precision_lines(summaries) + tier_lines(summaries):
+    for line in oracle_lines(summaries) + precision_lines(summaries) + tier_lines(summaries):
         console.print(line, highlight=False)
 
 
@@ -130,6 +130,18 @@ def tier_lines(summaries: list[Summary]) -> list[str]:
     """Routed configurations: how many problems ended in each tier."""
     return [f"{s.dataset} {method(s)}: ended in " + ", ".join(f"tier {t}: {n}" for t, n in sorted(s.tiers.items()))
             for s in summaries if s.tiers]
+
+
+def oracle_lines(summaries: list[Summary]) -> list[str]:
+    """Configurations with an oracle: how its rounds ended, and the share that executed a test."""
+    lines = []
+    for s in (s for s in summaries if s.oracle_rounds):
+        rounds = sum(s.oracle_rounds.values())
+        executed = sum(n for outcome, n in s.oracle_rounds.items() if outcome.startswith(("executed", "traced")))
+        outcomes = "; ".join(f"{outcome} {n}" for outcome, n in sorted(s.oracle_rounds.items()))
+        lines.append(f"{s.dataset} {method(s)}: {rounds} oracle rounds, {executed} executed a test "
+                     f"({executed / rounds:.0%}): {outcomes}")
+    return lines
 
 
 def precision_lines(summaries: list[Summary]) -> list[str]:
