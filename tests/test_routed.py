@@ -51,7 +51,9 @@ def test_the_report_counts_the_problems_that_ended_in_each_tier(scripted_server,
 
     StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", GOOD)
     row = routed(scripted_server, sandbox_pool, tmp_path)
-    assert tier_lines(summarize([row], [])) == ["t solidcoder-routed (m): ended in tier 0: 1"]
+    tokens = sum(t["tokens"] for t in row["notes"]["tiers"])
+    assert tier_lines(summarize([row], [])) == [
+        f"t solidcoder-routed (m): ended in tier 0: 1 (1 pass); tokens per problem spent in tier 0: {tokens}"]
 
 
 def test_tier_0_accepts_nothing_when_no_test_ran(scripted_server, sandbox_pool, tmp_path):

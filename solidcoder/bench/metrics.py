@@ -45,7 +45,9 @@ class Summary:
     label: str = ""
     kept_tests: int = 0  # tests the strategy kept on answers the hidden tests accept (oracle precision) ...
     false_alarms: int = 0  # ... and how many of them reject those answers
-    tiers: dict[int, int] = field(default_factory=dict)  # solidcoder-routed: problems that ended in each tier
+    tiers: dict[int, int] = field(default_factory=dict)  # solidcoder-routed: problems that ended in each tier,
+    tiers_passed: dict[int, int] = field(default_factory=dict)  # ... those of them the hidden tests accept,
+    tier_tokens: dict[int, float] = field(default_factory=dict)  # ... and tokens per problem each tier spent
     oracle_rounds: dict[str, int] = field(default_factory=dict)  # outcome -> rounds (`notes.oracle_rounds`)
 
     @property
@@ -112,8 +114,16 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
     summary.kept_tests = sum(row["kept_tests"] for row in judged)
     summary.false_alarms = sum(row["false_alarms"] for row in judged)
     for row in rows:
-        if isinstance(tier := row.get("notes", {}).get("tier"), int):
-            summary.tiers[tier] = summary.tiers.get(tier, 0) + 1
+        _count_tiers(summary, row, len(per_problem))
         for outcome in row.get("notes", {}).get("oracle_rounds", []):
             summary.oracle_rounds[outcome] = summary.oracle_rounds.get(outcome, 0) + 1
     return summary
+
+
+def _count_tiers(summary: Summary, row: dict, problems: int) -> None:
+    notes = row.get("notes", {})
+    if isinstance(tier := notes.get("tier"), int):
+        summary.tiers[tier] = summary.tiers.get(tier, 0) + 1
+        summary.tiers_passed[tier] = summary.tiers_passed.get(tier, 0) + bool(row["passed"])
+    for spent in notes.get("tiers", []):
+        summary.tier_tokens[spent["tier"]] = summary.tier_tokens.get(spent["tier"], 0) + spent["tokens"] / problems

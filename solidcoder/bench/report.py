@@ -127,8 +127,12 @@ def print_tables(summaries: list[Summary]) -> None:
 
 
 def tier_lines(summaries: list[Summary]) -> list[str]:
-    """Routed configurations: how many problems ended in each tier."""
-    return [f"{s.dataset} {method(s)}: ended in " + ", ".join(f"tier {t}: {n}" for t, n in sorted(s.tiers.items()))
+    """Routed configurations: how many problems ended in each tier (and passed), and each tier's tokens per problem
+    over all problems."""
+    return [f"{s.dataset} {method(s)}: ended in "
+            + ", ".join(f"tier {t}: {n} ({s.tiers_passed.get(t, 0)} pass)" for t, n in sorted(s.tiers.items()))
+            + "; tokens per problem spent in "
+            + ", ".join(f"tier {t}: {n:.0f}" for t, n in sorted(s.tier_tokens.items()))
             for s in summaries if s.tiers]
 
 
