@@ -27,13 +27,31 @@ from solidcoder.stages.sanitize import strip_self_tests
 from solidcoder.verify.weak import StrongVerifier, TestsVerifier
 
 
-def direct_programs(run_dir: Path, row: dict) -> list[str]:
-    """The Direct-prompt programs of one row: its only call (direct), or tier 0's and tier 1's calls (routed)."""
+def direct_replies(run_dir: Path, row: dict) -> list[str]:
+    """The Direct-prompt replies of one row: its only call (direct), or tier 0's and tier 1's calls (routed)."""
     calls = calls_by_position(run_dir, row["key"])
     if row["strategy"] == "direct":
-        return [extract_code(calls[1]["text"])]
+        return [calls[1]["text"]]
     samples = tier_calls(row).get(1, range(0))[:row["stage_usage"]["direct"][0] - 1]
-    return [extract_code(calls[i]["text"]) for i in (1, *samples)]
+    return [calls[i]["text"] for i in (1, *samples)]
+
+
+def direct_programs(run_dir: Path, row: dict) -> list[str]:
+    return [extract_code(reply) for reply in direct_replies(run_dir, row)]
+
+
+def replay_inputs(description: str, strategies: tuple[str, ...]) -> tuple[argparse.Namespace, list[dict], dict]:
+    """The command line of a replay script (RUN_DIR --data-file F [--dataset D]), the run's rows of `strategies`
+    and of `solidcoder-routed`, and the problems by id."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--data-file", type=Path, required=True)
+    parser.add_argument("--dataset", default="humaneval")
+    args = parser.parse_args()
+    rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] in strategies or
+            r["strategy"].startswith("solidcoder-routed")]
+    problems = {p.id: p for p in load_dataset(args.dataset, DataOptions(data_file=args.data_file))[0]}
+    return args, rows, problems
 
 
 def verdicts(problem, programs: list[str], judge: Judge) -> list[tuple[bool, bool]]:
@@ -43,14 +61,7 @@ def verdicts(problem, programs: list[str], judge: Judge) -> list[tuple[bool, boo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--data-file", type=Path, required=True)
-    parser.add_argument("--dataset", default="humaneval")
-    args = parser.parse_args()
-    rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == "direct" or
-            r["strategy"].startswith("solidcoder-routed")]
-    problems = {p.id: p for p in load_dataset(args.dataset, DataOptions(data_file=args.data_file))[0]}
+    args, rows, problems = replay_inputs(__doc__.splitlines()[0], ("direct",))
     moved: Counter = Counter()
     direct: Counter = Counter()
     with SandboxPool(SandboxConfig(workers=2)) as pool:

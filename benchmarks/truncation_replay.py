@@ -13,28 +13,15 @@ with an unclosed fence, and judges the program read both ways on the public and 
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 from pathlib import Path
 
-from routed_samples import calls_by_position, tier_calls
-from sanitize_replay import verdicts
+from routed_samples import calls_by_position
+from sanitize_replay import direct_replies, replay_inputs, verdicts
 
-from solidcoder.bench.store import RESULTS, read_rows
-from solidcoder.datasets import DataOptions, load_dataset
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 from solidcoder.stages.base import extract_code
-
-
-def direct_replies(run_dir: Path, row: dict) -> list[str]:
-    """The Direct-prompt replies of one row: its only call (direct), or tier 0's and tier 1's calls (routed)."""
-    calls = calls_by_position(run_dir, row["key"])
-    if row["strategy"] == "direct":
-        return [calls[1]["text"]]
-    samples = tier_calls(row).get(1, range(0))[:row["stage_usage"]["direct"][0] - 1]
-    return [calls[i]["text"] for i in (1, *samples)]
-
 
 CALLS = ("plan", "plan_check", "plan_refine", "code", "simulate", "red_team", "judge", "debug")  # stages that call
 
@@ -52,14 +39,7 @@ def before(reply: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--data-file", type=Path, required=True)
-    parser.add_argument("--dataset", default="humaneval")
-    args = parser.parse_args()
-    rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] in ("direct", "solidcoder") or
-            r["strategy"].startswith("solidcoder-routed")]
-    problems = {p.id: p for p in load_dataset(args.dataset, DataOptions(data_file=args.data_file))[0]}
+    args, rows, problems = replay_inputs(__doc__.splitlines()[0], ("direct", "solidcoder"))
     moved: Counter = Counter()
     with SandboxPool(SandboxConfig(workers=2)) as pool:
         judge = Judge(pool)
