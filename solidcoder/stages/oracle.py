@@ -13,14 +13,14 @@ import ast
 import json
 import re
 
-from solidcoder.stages.base import code_blocks
+from solidcoder.stages.base import PYTHON_TAGS, code_blocks
 from solidcoder.stages.live import GeneratedTest
 
 
 def parse_test(reply: str, kind: str, entry_point: str, origin: str = "") -> GeneratedTest | None:
     """The test in a red-team reply, or None when it holds no well-formed one."""
     blocks = code_blocks(reply)
-    python = [body for tag, body in blocks if tag in ("", "python", "py", "python3") and _compiles(body)]
+    python = [body for tag, body in blocks if tag in PYTHON_TAGS and _compiles(body)]
     if kind == "call":
         name = entry_point.split(".")[0]
         scripts = [stripped for body in python if (stripped := _without_definition(body, name))]
