@@ -3,7 +3,9 @@
 Tests (and later the pipeline tests) queue actions: a reply with chosen text and usage, a delay, an HTTP status
 with optional Retry-After, a malformed body, or a hang. Each POST /v1/chat/completions takes the next action;
 when the queue is empty the server uses `default` (a reply, unless a test changes it) or a `responder` callable
-that sees the request. GET /v1/models lists `model_name`. Every request is recorded.
+that sees the request. A request for `n` > 1 choices takes n actions, one per choice, and is billed as OpenAI bills
+it: the first action's prompt tokens once, every choice's completion tokens. GET /v1/models lists `model_name`.
+Every request is recorded.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class ScriptedServer:
         self.model_name = model_name
         self.default: Action = reply("scripted default reply")
         self.responder: Callable[[Received], Action] | None = None
+        self.max_choices: int | None = None  # 1: ignore n, as llama-cpp-python's server and Ollama do
         self.requests: list[Received] = []
         self._queue: deque[Action] = deque()
         self._lock = threading.Lock()
@@ -105,31 +108,36 @@ class ScriptedServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _next(self, received: Received) -> Action:
+    def _next(self, received: Received, record: bool = True) -> Action:
         with self._lock:
-            self.requests.append(received)
+            if record:
+                self.requests.append(received)
             if self._queue:
                 return self._queue.popleft()
         return self.responder(received) if self.responder else self.default
 
+    def _choices(self, received: Received, first: Action) -> list[Action]:
+        """The actions of every choice: `first`, then one more per further choice the request asked for."""
+        wanted = received.body.get("n", 1) if isinstance(received.body.get("n", 1), int) else 1
+        wanted = min(wanted, self.max_choices or wanted)
+        return [first, *(self._next(received, record=False) for _ in range(wanted - 1))]
 
-def _completion_body(server: ScriptedServer, action: Action, request: dict[str, Any]) -> dict[str, Any]:
+
+def _completion_body(server: ScriptedServer, actions: list[Action], request: dict[str, Any]) -> dict[str, Any]:
+    completion = sum(a.completion_tokens for a in actions)
     return {
         "id": f"chatcmpl-{len(server.requests)}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": request.get("model", server.model_name),
         "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": action.text},
-                "finish_reason": action.finish_reason,
-            }
+            {"index": i, "message": {"role": "assistant", "content": a.text}, "finish_reason": a.finish_reason}
+            for i, a in enumerate(actions)
         ],
         "usage": {
-            "prompt_tokens": action.prompt_tokens,
-            "completion_tokens": action.completion_tokens,
-            "total_tokens": action.prompt_tokens + action.completion_tokens,
+            "prompt_tokens": actions[0].prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": actions[0].prompt_tokens + completion,
         },
     }
 
@@ -157,9 +165,9 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 server.requests.append(received)
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            self._act(server._next(received), body)
+            self._act(server._next(received), received)
 
-        def _act(self, action: Action, body: dict[str, Any]) -> None:
+        def _act(self, action: Action, received: Received) -> None:
             if action.kind == "hang":
                 server._stopping.wait(action.delay_s)
                 return self._send_json(504, {"error": {"message": "hung request finally answered"}})
@@ -170,7 +178,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return self._send_json(action.status, error, action.headers)
             if action.kind == "malformed":
                 return self._send_raw(200, b'{"id": "chatcmpl-x", "choices": [ {"message": ', "application/json")
-            return self._send_json(200, _completion_body(server, action, body))
+            return self._send_json(200, _completion_body(server, server._choices(received, action), received.body))
 
         def _send_json(self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             self._send_raw(code, json.dumps(payload).encode(), "application/json", headers)

@@ -120,6 +120,18 @@ def test_the_prompt_cache_counts_the_logits_each_state_copies_and_stays_within_i
     assert 3 * state.llama_state_size < 10 << 20  # the library's own count, which would have kept all three states
 
 
+def test_several_choices_evaluate_the_prompt_once_and_count_it_once(smollm_gguf):
+    model = LlamaCppModel(smollm_gguf, load_settings().get(smollm_gguf.stem), RetryPolicy(attempts=1), seed=5)
+    model.complete(ASK, temperature=0.0, max_tokens=1)  # loads the model
+    evaluated, real_eval = [], model._llama.eval
+    model._llama.eval = lambda tokens: (evaluated.append(len(tokens)), real_eval(tokens))[1]
+    story = [Message("user", "Tell me about a lighthouse keeper who counts ships. " * 8)]
+    done = model.complete(story, temperature=1.0, max_tokens=8, n=3)
+    assert len(done.choices) == 3 and done.text == done.choices[0] and len(set(done.choices)) >= 2
+    assert 0 < done.completion_tokens <= 24 and done.prompt_tokens > 80
+    assert sum(evaluated) < 1.5 * done.prompt_tokens  # evaluated three times, it would be 3x
+
+
 def test_in_process_prompt_longer_than_context_is_fatal(smollm_gguf):
     from solidcoder.models import ModelFatalError
 

@@ -58,6 +58,29 @@ def test_a_schema_is_sent_as_a_json_schema_response_format(scripted_server):
     assert "response_format" not in second
 
 
+def test_several_choices_go_out_as_one_request_and_the_prompt_is_billed_once(scripted_server):
+    scripted_server.script(*(reply(f"choice {i}", prompt_tokens=10, completion_tokens=3) for i in range(3)))
+    budget = Budget()
+    done = model(scripted_server, budget=budget).complete(HELLO, n=3)
+    assert done.choices == ("choice 0", "choice 1", "choice 2") and done.text == "choice 0"
+    assert (done.prompt_tokens, done.completion_tokens, budget.calls) == (10, 9, 1)
+    assert done.cost_usd == pytest.approx(10 * 0.001 + 9 * 0.002)
+    assert [r.body.get("n") for r in scripted_server.chat_requests()] == [3]
+    model(scripted_server).complete(HELLO)
+    assert "n" not in scripted_server.chat_requests()[1].body  # one choice: the body carries no n
+
+
+def test_a_server_that_refuses_n_gets_one_request_per_choice_and_each_prompt_counts(scripted_server):
+    from dataclasses import replace
+
+    scripted_server.script(*(reply(f"choice {i}", prompt_tokens=10, completion_tokens=3) for i in range(3)))
+    budget = Budget()
+    done = model(scripted_server, replace(PRICED, sends_n=False), budget=budget).complete(HELLO, n=3)
+    assert done.choices == ("choice 0", "choice 1", "choice 2")
+    assert (done.prompt_tokens, done.completion_tokens, budget.calls) == (30, 9, 3)
+    assert [r.body.get("n") for r in scripted_server.chat_requests()] == [None] * 3
+
+
 def test_top_p_is_sent_only_when_asked_for(scripted_server):
     model(scripted_server).complete(HELLO, top_p=0.95)
     model(scripted_server).complete(HELLO)

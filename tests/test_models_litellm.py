@@ -36,6 +36,13 @@ def test_reply_tokens_and_priced_cost(scripted_server):
     assert scripted_server.chat_requests()[0].body["model"] == "scripted-model"
 
 
+def test_several_choices_reach_the_server_as_n_and_come_back_as_choices(scripted_server):
+    scripted_server.script(reply("one", prompt_tokens=100, completion_tokens=10), reply("two", completion_tokens=20))
+    done = model(scripted_server).complete(HI, n=2)
+    assert done.choices == ("one", "two") and (done.prompt_tokens, done.completion_tokens) == (100, 30)
+    assert scripted_server.chat_requests()[0].body["n"] == 2
+
+
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 20}}, "required": ["answer"]}
 
 

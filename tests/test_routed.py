@@ -4,6 +4,7 @@ check), tier 2 (the full loop, seeded with the failing tests found so far), in o
 from __future__ import annotations
 
 import pytest
+from scripted_server import status
 from stage_router import BAD, GOOD, StageRouter
 from test_algorithm1 import ZERO_BUG, ZERO_TEST
 from test_bench_strategies import ADD, run
@@ -40,9 +41,25 @@ def test_routing_takes_each_tier_in_order_and_seeds_the_full_loop_with_the_faili
     assert row["passed"] and notes["tier"] == 2 and [t["tier"] for t in notes["tiers"]] == [0, 1, 2]
     assert router.seen[:8] == ["strategies/direct", "red_team", "judge", *["strategies/direct"] * 5]
     assert router.seen[8] == "plan" and notes["kept"][0]["source"].startswith("assert add(0, 5) == 5")
-    assert sum(t["calls"] for t in notes["tiers"]) == row["calls"] == len(router.seen)
-    samples = [r.body.get("temperature") for r in scripted_server.chat_requests()[3:8]]
-    assert samples == [0.8] * 5  # tier 1 samples on purpose
+    assert sum(t["calls"] for t in notes["tiers"]) == row["calls"] == len(scripted_server.chat_requests())
+    sampled = scripted_server.chat_requests()[3].body
+    assert (sampled.get("temperature"), sampled.get("n")) == (0.8, 5)  # tier 1 samples on purpose, in one request
+    assert notes["tiers"][1]["tokens"] == 11 + 5 * 13  # the prompt billed once, every sample's completion
+
+
+def test_a_resumed_run_replays_all_of_tier_1s_samples_from_their_one_request(scripted_server, sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", ZERO_BUG, BAD, GOOD, GOOD,
+                                                                   BAD, BAD)
+    router.queue("red_team", ZERO_TEST, status(500, "outage during tier 1's oracle round"))
+    strategy = make_strategy("solidcoder-routed")
+    results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path)
+    assert not results and errors[0]["calls"] == 4  # direct, red team, judge, the samples
+    asked = len(scripted_server.chat_requests())
+    results, _ = run(scripted_server, strategy, sandbox_pool, tmp_path)
+    assert results[0]["passed"] and results[0]["notes"]["tier"] == 1  # the replayed choices held the GOOD samples
+    assert results[0]["replayed_calls"] == 4
+    assert results[0]["notes"]["tiers"][1]["tokens"] == 11 + 5 * 13 + 2 * (11 + 13)  # samples, red team, judge
+    assert len(scripted_server.chat_requests()) - asked == results[0]["calls"] - 4
 
 
 def test_the_report_counts_the_problems_that_ended_in_each_tier(scripted_server, sandbox_pool, tmp_path):

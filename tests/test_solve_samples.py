@@ -25,4 +25,18 @@ def test_samples_are_pruned_ranked_and_the_best_seeds_the_loop(scripted_server, 
     trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
     assert trajectory["outcome"]["verified"] and "a + b" in done.stdout
     calls = len(scripted_server.chat_requests())  # the summary counts every call made, sampling included
-    assert f"model calls │ {calls} (4 of them sampling)" in progress
+    assert f"model calls │ {calls} (1 of them sampling)" in progress  # four choices of one request
+    assert scripted_server.chat_requests()[0].body["n"] == 4
+
+
+def test_a_server_that_ignores_n_is_asked_again_until_every_sample_is_drawn(scripted_server, tmp_path):
+    scripted_server.max_choices = 1
+    router = StageRouter(scripted_server)
+    router.queue("strategies/direct", BROKEN, WRONG, GOOD)
+    problem = tmp_path / "add.txt"
+    problem.write_text("Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n")
+    done = solve(scripted_server, str(problem), "--prerank", "3", "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    sampling = [r.body for r in scripted_server.chat_requests() if r.body.get("temperature") == 0.8]
+    assert [body.get("n") for body in sampling] == [3, 2, None]  # one choice came back each time
+    assert "3 sampled" in " ".join(done.stderr.split())

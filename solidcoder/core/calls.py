@@ -79,7 +79,9 @@ class CallRecord:
         return self.template.rsplit("/", 1)[-1]
 
     def replay_row(self) -> dict[str, Any]:
-        return {"id": self.id, "completion": asdict(self.completion)}
+        """The log's row; `choices` only when there are several, so one-choice rows keep their old shape."""
+        completion = {k: v for k, v in asdict(self.completion).items() if k != "choices" or v}
+        return {"id": self.id, "completion": completion}
 
 
 class RecordingModel:
@@ -117,16 +119,18 @@ class RecordingModel:
 
     async def acomplete(self, messages: list[Message], *, temperature: float | None = None,
                         max_tokens: int | None = None, top_p: float | None = None, schema: dict | None = None,
-                        model: Model | None = None) -> Completion:
-        record = CallRecord(self._call_id(messages, temperature, max_tokens, model, top_p, schema), messages,
+                        n: int = 1, model: Model | None = None) -> Completion:
+        record = CallRecord(self._call_id(messages, temperature, max_tokens, model, top_p, schema, n), messages,
                             temperature)
         if (row := self.log.replies.get(record.id)) is not None:
-            record.completion, record.replayed = Completion(**row["completion"]), True
+            stored = row["completion"]
+            record.completion = Completion(**{**stored, "choices": tuple(stored.get("choices", ()))})
+            record.replayed = True
             return self._record(record)
         try:
             async with self.limiter.tasks:
                 record.completion = await (model or self.model).acomplete(
-                    messages, **sampling(temperature, max_tokens, top_p, schema))
+                    messages, **sampling(temperature, max_tokens, top_p, schema, n))
         except ModelError as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             self._record(record)
@@ -137,7 +141,7 @@ class RecordingModel:
         return self._record(record)
 
     def _call_id(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
-                 model: Model | None, top_p: float | None, schema: dict | None) -> str:
+                 model: Model | None, top_p: float | None, schema: dict | None, n: int = 1) -> str:
         with self._lock:
             if self.max_calls is not None and self._position >= self.max_calls:
                 reason = self._cap_reason or f"per-problem cap of {self.max_calls} model calls reached"
@@ -148,6 +152,7 @@ class RecordingModel:
         routed = [model.name] if model is not None and model is not self.model else []
         nucleus = [] if top_p is None else [{"top_p": top_p}]  # likewise absent when unset
         nucleus += [] if schema is None else [{"schema": schema}]
+        nucleus += [] if n == 1 else [{"n": n}]
         request = json.dumps([[m.role, m.content] for m in messages] + [temperature, max_tokens] + routed + nucleus)
         return f"{self.key}#{position}#{hashlib.sha256(request.encode()).hexdigest()[:16]}"
 
@@ -163,9 +168,9 @@ class RecordingModel:
 
 
 def sampling(temperature: float | None, max_tokens: int | None, top_p: float | None = None,
-             schema: dict | None = None) -> dict[str, Any]:
-    """Keyword arguments for a model call; top_p and schema only when set (models need not take them otherwise)."""
-    extra = {k: v for k, v in (("top_p", top_p), ("schema", schema)) if v is not None}
+             schema: dict | None = None, n: int = 1) -> dict[str, Any]:
+    """Keyword arguments for a model call; top_p, schema and n only when set (models need not take them otherwise)."""
+    extra = {k: v for k, v in (("top_p", top_p), ("schema", schema), ("n", n if n > 1 else None)) if v is not None}
     return {"temperature": temperature, "max_tokens": max_tokens, **extra}
 
 

@@ -68,7 +68,8 @@ class Trajectory:
         return self.run_dir / "trajectory.json" if self.run_dir is not None else None
 
     def call(self, record: CallRecord) -> None:
-        """One model call: the prompt, the reply (or the error), its usage, and whether it was replayed."""
+        """One model call: the prompt, the reply (every choice's, when it asked for several) or the error, its usage,
+        and whether it was replayed."""
         step: dict[str, Any] = {"type": "call", "stage": record.stage, "template": record.template,
                                 "temperature": record.temperature,
                                 "messages": [{"role": m.role, "content": m.content} for m in record.messages]}
@@ -78,6 +79,8 @@ class Trajectory:
             step.update(reply=completion.text, model=completion.model, prompt_tokens=completion.prompt_tokens,
                         completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd,
                         latency_s=round(completion.latency_s, 4), replayed=record.replayed)
+            if completion.choices:
+                step["choices"] = list(completion.choices)
         if record.error is not None:
             step["error"] = record.error
         self.steps.append(step)

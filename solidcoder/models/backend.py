@@ -2,12 +2,16 @@
 
 A concrete backend only sends one request (`_send` / `_asend`) and returns a `Reply`, translating its library's
 errors into `TransientError` or `ModelFatalError`. Everything that must be the same for all backends lives here.
+
+Several choices of one prompt (`n` > 1) go out as one request where the backend takes `n` (`takes_n`: the setting
+`sends_n` for servers, which OpenAI and vLLM honour and llama.cpp's server refuses), else as n requests whose
+replies are merged, each prompt counted as billed.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solidcoder.errors import ModelError
 from solidcoder.models.base import Budget, Completion, Message
@@ -25,6 +29,7 @@ class Request:
     template: str | None = None  # the prompt template the messages came from, for servers that log it
     top_p: float | None = None  # None: the server's default
     schema: dict | None = None  # a JSON schema the reply must follow, where the backend can enforce one
+    n: int = 1  # choices asked for; only sent when > 1
 
     def response_format(self) -> dict:
         """OpenAI's structured-output request for `schema` (also what litellm passes on)."""
@@ -40,6 +45,14 @@ class Reply:
     completion_tokens: int
     finish_reason: str | None = None
     cost_usd: float | None = None
+    choices: tuple[str | None, ...] = ()  # every choice's text when more than one was asked for
+
+
+def merged(replies: list[Reply]) -> Reply:
+    """The replies of n one-choice requests as one n-choice reply: every prompt counted, as each was billed."""
+    costs = [r.cost_usd for r in replies]
+    return Reply(replies[0].text, sum(r.prompt_tokens for r in replies), sum(r.completion_tokens for r in replies),
+                 replies[0].finish_reason, None if None in costs else sum(costs), tuple(r.text for r in replies))
 
 
 class ChatBackend:
@@ -55,23 +68,34 @@ class ChatBackend:
 
     def complete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None, schema: dict | None = None,
+        top_p: float | None = None, schema: dict | None = None, n: int = 1,
     ) -> Completion:
-        request = self._request(messages, temperature, max_tokens, top_p, schema)
-        self.budget.reserve()
-        start = time.monotonic()
-        reply = call_with_retries(self.policy, self._what(), lambda: self._send(request))
-        return self._finish(reply, start)
+        request = self._request(messages, temperature, max_tokens, top_p, schema, n)
+        start, replies = time.monotonic(), []
+        for one in self._requests(request):
+            self.budget.reserve()
+            replies.append(call_with_retries(self.policy, self._what(), lambda one=one: self._send(one)))
+        return self._finish(merged(replies) if len(replies) > 1 else replies[0], start)
 
     async def acomplete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None, schema: dict | None = None,
+        top_p: float | None = None, schema: dict | None = None, n: int = 1,
     ) -> Completion:
-        request = self._request(messages, temperature, max_tokens, top_p, schema)
-        self.budget.reserve()
-        start = time.monotonic()
-        reply = await acall_with_retries(self.policy, self._what(), lambda: self._asend(request))
-        return self._finish(reply, start)
+        request = self._request(messages, temperature, max_tokens, top_p, schema, n)
+        start, replies = time.monotonic(), []
+        for one in self._requests(request):
+            self.budget.reserve()
+            replies.append(await acall_with_retries(self.policy, self._what(), lambda one=one: self._asend(one)))
+        return self._finish(merged(replies) if len(replies) > 1 else replies[0], start)
+
+    @property
+    def takes_n(self) -> bool:
+        """Whether one request can carry n choices (servers: the `sends_n` setting)."""
+        return self.settings.sends_n
+
+    def _requests(self, request: Request) -> list[Request]:
+        """The request itself, or n one-choice copies of it for a backend that does not take `n`."""
+        return [request] if request.n == 1 or self.takes_n else [replace(request, n=1)] * request.n
 
     def _send(self, request: Request) -> Reply:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -83,9 +107,9 @@ class ChatBackend:
         return f"model {self.name} ({self.where})"
 
     def _request(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
-                 top_p: float | None = None, schema: dict | None = None) -> Request:
-        if not messages:
-            raise ValueError("a chat request needs at least one message")
+                 top_p: float | None = None, schema: dict | None = None, n: int = 1) -> Request:
+        if not messages or n < 1:
+            raise ValueError("a chat request needs at least one message and asks for at least one choice")
         adapted = self.settings.adapt(messages)
         return Request(
             messages=[{"role": m.role, "content": m.content} for m in adapted],
@@ -94,6 +118,7 @@ class ChatBackend:
             template=next((m.template for m in messages if m.template), None),
             top_p=top_p,
             schema=schema,
+            n=n,
         )
 
     def _finish(self, reply: Reply, start: float) -> Completion:
@@ -108,9 +133,10 @@ class ChatBackend:
             cost_usd=cost,
             latency_s=latency,
             model=self.name,
+            choices=tuple(text or "" for text in reply.choices) if len(reply.choices) > 1 else (),
         )
         # The tokens were spent even when the reply is unusable, so they count against the budget first.
         self.budget.record(completion)
-        if not (reply.text or "").strip():
+        if not any((text or "").strip() for text in reply.choices or (reply.text,)):
             raise ModelError(f"{self._what()}: empty reply (finish_reason={reply.finish_reason}); not scoring it")
         return completion

@@ -24,7 +24,8 @@ class Message:
 
 @dataclass(frozen=True)
 class Completion:
-    """A model's reply and what it cost."""
+    """A model's reply and what it cost. A request for n > 1 choices has every choice's text in `choices` (`text` is
+    the first) and the tokens of all of them: the prompt counted as the backend billed or evaluated it."""
 
     text: str
     prompt_tokens: int
@@ -32,6 +33,12 @@ class Completion:
     cost_usd: float
     latency_s: float
     model: str
+    choices: tuple[str, ...] = ()
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """Every choice's text: `choices`, or `text` alone for a one-choice request."""
+        return self.choices or (self.text,)
 
     @property
     def total_tokens(self) -> int:
@@ -42,18 +49,19 @@ class Completion:
 class Model(Protocol):
     """A chat model, whatever serves it. `top_p` None leaves nucleus sampling at the server's default. `schema` (a
     JSON schema) asks for a reply that is one JSON object of that shape, enforced where the backend can (a grammar
-    on llama.cpp, `response_format` on OpenAI-compatible servers and litellm); callers still parse defensively."""
+    on llama.cpp, `response_format` on OpenAI-compatible servers and litellm); callers still parse defensively. `n` > 1
+    asks for that many choices of one prompt (`Completion.choices`); a server may return fewer."""
 
     name: str
 
     def complete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None, schema: dict | None = None,
+        top_p: float | None = None, schema: dict | None = None, n: int = 1,
     ) -> Completion: ...
 
     async def acomplete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None, schema: dict | None = None,
+        top_p: float | None = None, schema: dict | None = None, n: int = 1,
     ) -> Completion: ...
 
 

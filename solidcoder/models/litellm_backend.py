@@ -76,6 +76,8 @@ class LiteLLMModel(ChatBackend):
             body["top_p"] = request.top_p
         if request.schema is not None:
             body["response_format"] = request.response_format()
+        if request.n > 1:
+            body["n"] = request.n
         if self.api_base:
             body["api_base"] = self.api_base
             # A self-hosted server usually needs no key, but litellm's openai provider refuses to send without one.
@@ -92,4 +94,4 @@ class LiteLLMModel(ChatBackend):
             cost = float(self._litellm.completion_cost(completion_response=response))
         except Exception:  # litellm raises for models it cannot price (local, custom); those cost what we say: 0
             cost = None
-        return Reply(reply.text, reply.prompt_tokens, reply.completion_tokens, reply.finish_reason, cost)
+        return Reply(reply.text, reply.prompt_tokens, reply.completion_tokens, reply.finish_reason, cost, reply.choices)

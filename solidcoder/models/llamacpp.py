@@ -142,6 +142,7 @@ class LlamaCppModel(ChatBackend):
     problems interleave, tier 1's five samples at temperature 0.8 were often one program five times."""
 
     where = "llama.cpp in-process"
+    takes_n = True  # n choices are generated one after another in `_send`, the prompt evaluated once
 
     def __init__(
         self,
@@ -163,12 +164,22 @@ class LlamaCppModel(ChatBackend):
         with self._lock:
             if self._llama is None:
                 self._llama = self._load()
-            try:
-                out = self._llama.create_chat_completion(
-                    messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens,
-                    seed=self._seeds.randrange(2**32), **_extras(request))
-            except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
-                raise ModelFatalError(f"{self._what()}: {exc}; shorten the input or raise context_window") from exc
+            replies = [self._generate(request) for _ in range(request.n)]
+        if len(replies) == 1:
+            return replies[0]
+        # Choices after the first reuse the prompt already in the KV cache (llama.cpp evaluates only the tokens past
+        # the longest prefix it holds), so the prompt is counted once, as a server taking `n` bills it.
+        first = replies[0]
+        return Reply(first.text, first.prompt_tokens, sum(r.completion_tokens for r in replies), first.finish_reason,
+                     choices=tuple(r.text for r in replies))
+
+    def _generate(self, request: Request) -> Reply:
+        try:
+            out = self._llama.create_chat_completion(
+                messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens,
+                seed=self._seeds.randrange(2**32), **_extras(request))
+        except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
+            raise ModelFatalError(f"{self._what()}: {exc}; shorten the input or raise context_window") from exc
         choice, usage = out["choices"][0], out.get("usage") or {}
         return Reply(
             text=choice["message"].get("content"),

@@ -89,6 +89,8 @@ class OpenAICompatModel(ChatBackend):
             body["top_p"] = request.top_p
         if request.schema is not None:
             body["response_format"] = request.response_format()
+        if request.n > 1:
+            body["n"] = request.n
         return body
 
 
@@ -104,7 +106,8 @@ def _completion_type() -> type:
 
 
 def parse_response(response: Any, what: str) -> Reply:
-    """Pull text, usage and finish reason out of a ChatCompletion-shaped object (openai or litellm)."""
+    """Pull text (every choice's, when there are several), usage and finish reason out of a ChatCompletion-shaped
+    object (openai or litellm)."""
     try:
         choice = response.choices[0]
         usage = response.usage
@@ -113,6 +116,7 @@ def parse_response(response: Any, what: str) -> Reply:
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             finish_reason=choice.finish_reason,
+            choices=tuple(c.message.content for c in response.choices) if len(response.choices) > 1 else (),
         )
     except (AttributeError, IndexError, TypeError) as exc:
         raise TransientError(f"{what}: reply is not a chat completion ({exc})") from exc

@@ -32,6 +32,9 @@ class ModelSettings:
     # llama.cpp in-process only: a RAM cache of this many MB holding the model state after each call, so a later
     # call whose prompt starts like an earlier one (not only the last one) skips evaluating that prefix. 0 is off.
     prompt_cache_mb: int = 1024
+    # Servers only: one request may ask for several choices (`n`), as OpenAI and vLLM allow. llama.cpp's server
+    # refuses n > 1: set false for it, and n choices become n requests.
+    sends_n: bool = True
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return prompt_tokens * self.cost_per_input_token + completion_tokens * self.cost_per_output_token

@@ -35,6 +35,8 @@ class TransformersModel(ChatBackend):
 
     where = "transformers in-process"
 
+    takes_n = False  # generate() is asked for one sequence per request
+
     def __init__(self, spec: str, settings: ModelSettings, policy: RetryPolicy, budget: Budget | None = None):
         self.source = spec.removeprefix(HF_PREFIX)
         super().__init__(spec, settings, policy, budget)

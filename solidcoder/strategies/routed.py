@@ -5,9 +5,10 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
 * Tier 0: one program written directly (the Direct prompt, at the full loop's temperature, 0 unless the run sets
   one), run on the public tests and one oracle round (a judged red-team test, executed). Accepted when everything
   that ran passed and at least one test ran.
-* Tier 1: `samples` programs at `temperature`, pruned by the cheap verifiers (syntax, lint, public tests) and
-  clustered by behaviour on the public inputs; the largest cluster's program goes through the same check (with
-  `evidence`, an oracle test that every surviving sample fails is rejected as suspect).
+* Tier 1: `samples` programs at `temperature` (the choices of one request, so the prompt is billed once), pruned
+  by the cheap verifiers (syntax, lint, public tests) and clustered by behaviour on the public inputs; the largest
+  cluster's program goes through the same check (with `evidence`, an oracle test that every surviving sample fails
+  is rejected as suspect).
 * Tiers 0 and 1 read programs as the full loop does (with `strip_self_tests`, as `solidcoder+` has it, a call
   program's own top-level self-test is dropped before anything runs it).
 * Tier 2: the full loop (Algorithm 1 with `full`'s settings, `solidcoder+` by default), seeded with every failing
@@ -104,7 +105,10 @@ class Routed:
         self.templates = ("strategies/direct", *self.full.templates)
 
     def settings(self) -> dict[str, Any]:
-        found = {"samples": self.config.samples, "temperature": self.config.temperature, "full": self.full.settings()}
+        # Tier 1's samples are the choices of one request (the prompt billed once) since 2026-12-03; before, five
+        # requests. The key says so, so rows of the two accountings are never one run.
+        found = {"samples": self.config.samples, "temperature": self.config.temperature, "full": self.full.settings(),
+                 "samples_in": "one request"}
         # An option at its default is left out, so the runs recorded before it existed keep their configuration key.
         return found | ({"max_tier": self.config.max_tier} if self.config.max_tier != 2 else {}) \
             | ({"full_calls": self.config.full_calls} if self.config.full_calls is not None else {})

@@ -34,16 +34,18 @@ class Sampled:
 async def sample_then_rank(problem: Problem, models, pool: Executor, prompts: PromptLibrary, samples: int,
                            temperature: float = 0.8, max_tokens: int | None = None,
                            read: Callable[[str], str] = extract_code) -> Sampled:
-    """Draw `samples` programs from the coder model (Direct prompt) and prune-then-rank them (in a worker thread:
-    the verifiers run the sandbox). `read` takes the program out of a reply."""
+    """Draw `samples` programs from the coder model (Direct prompt), as the choices of one request, and
+    prune-then-rank them (in a worker thread: the verifiers run the sandbox). `read` takes the program out of a
+    reply."""
     model = as_roster(models).for_role("coder")
     messages = prompts.messages("strategies/direct", problem=problem.statement, language="Python 3",
                                 io_mode="call" if problem.kind == "call" else "stdin",
                                 entry_point=problem.entry_point or "")
     programs, usage = [], Usage()
-    for _ in range(samples):
-        reply = await model.acomplete(messages, temperature=temperature, max_tokens=max_tokens)
-        programs.append(read(reply.text))
+    while len(programs) < samples:  # one request for all of them; a server that returned fewer is asked again
+        reply = await model.acomplete(messages, temperature=temperature, max_tokens=max_tokens,
+                                      **({"n": samples - len(programs)} if samples - len(programs) > 1 else {}))
+        programs.extend(read(text) for text in reply.texts[:samples - len(programs)])
         usage.add(reply)
     judge = Judge(pool)
     verifiers = [make_verifier(f, judge) for f in FILTERS]
