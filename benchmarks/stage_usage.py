@@ -1,4 +1,5 @@
-"""Where a strategy's calls and tokens went: per-stage totals (each row's `stage_usage`) over a run directory.
+"""Where a strategy's calls and tokens went: per-stage totals (each row's `stage_usage`) over a run directory, with
+`solidcoder report`'s oracle-round line (`report` itself prints tokens per problem by stage, not calls).
 
     python benchmarks/stage_usage.py RUN_DIR [--strategy solidcoder] [--config HASH] [--cap 10]
 """
@@ -6,9 +7,10 @@
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 from pathlib import Path
 
+from solidcoder.bench.metrics import summarize
+from solidcoder.bench.report import oracle_lines
 from solidcoder.bench.store import RESULTS, read_rows
 
 
@@ -33,11 +35,8 @@ def main() -> None:
     for stage, (calls, prompt, completion) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
         print(f"{stage:>18} {calls:>5} {calls / all_calls:>6.1%} {prompt:>8} + {completion:>7} "
               f"{(prompt + completion) / all_tokens:>6.1%}")
-    rounds = Counter(outcome for r in rows for outcome in r.get("notes", {}).get("oracle_rounds", []))
-    if rounds:
-        executed = sum(n for outcome, n in rounds.items() if outcome.startswith(("executed", "traced")))
-        print(f"oracle rounds: {sum(rounds.values())}, ended in an executed test: {executed} "
-              f"({executed / sum(rounds.values()):.0%}); " + ", ".join(f"{k}: {n}" for k, n in rounds.most_common()))
+    for line in oracle_lines(summarize(rows, [])):  # the report's own line, per configuration
+        print(line)
     verified = sum(1 for r in rows if r.get("notes", {}).get("verified"))
     capped = sum(1 for r in rows if r.get("calls", 0) >= args.cap)
     passed = sum(1 for r in rows if r["passed"])

@@ -49,6 +49,7 @@ class Summary:
     tiers_passed: dict[int, int] = field(default_factory=dict)  # ... those of them the hidden tests accept,
     tier_tokens: dict[int, float] = field(default_factory=dict)  # ... and tokens per problem each tier spent
     oracle_rounds: dict[str, int] = field(default_factory=dict)  # outcome -> rounds (`notes.oracle_rounds`)
+    stage_tokens: dict[str, float] = field(default_factory=dict)  # stage -> tokens per problem (`stage_usage`)
 
     @property
     def pass1(self) -> float:
@@ -117,6 +118,8 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
         _count_tiers(summary, row, len(per_problem))
         for outcome in row.get("notes", {}).get("oracle_rounds", []):
             summary.oracle_rounds[outcome] = summary.oracle_rounds.get(outcome, 0) + 1
+        for stage, (_, prompt, completion) in (row.get("stage_usage") or {}).items():
+            summary.stage_tokens[stage] = summary.stage_tokens.get(stage, 0) + (prompt + completion) / len(per_problem)
     return summary
 
 

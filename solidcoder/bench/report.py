@@ -122,8 +122,17 @@ def print_tables(summaries: list[Summary]) -> None:
         for row in rows:
             table.add_row(*row)
         console.print(table)
-    for line in oracle_lines(summaries) + precision_lines(summaries) + tier_lines(summaries):
+    for line in oracle_lines(summaries) + precision_lines(summaries) + tier_lines(summaries) + stage_lines(summaries):
         console.print(line, highlight=False)
+
+
+def stage_lines(summaries: list[Summary]) -> list[str]:
+    """Where each configuration's tokens went: tokens per problem by stage (the template's name), most first, and
+    each stage's share of the total."""
+    return [f"{s.dataset} {method(s)}: tokens per problem by stage: "
+            + ", ".join(f"{stage} {n:.0f} ({n / s.tokens:.0%})"
+                        for stage, n in sorted(s.stage_tokens.items(), key=lambda kv: -kv[1]))
+            for s in summaries if s.stage_tokens and s.tokens]
 
 
 def tier_lines(summaries: list[Summary]) -> list[str]:
