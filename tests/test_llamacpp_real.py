@@ -151,6 +151,13 @@ def test_server_health_wait_and_chat_over_http(llama_server):
     assert done.cost_usd == 0.0
 
 
+def test_the_served_llama_cpp_answers_a_request_for_several_choices_with_one(llama_server):
+    cfg, _ = llama_server  # llama-cpp-python's server drops `n`: the samplers ask again for the rest
+    options = ModelOptions(api_base=cfg.base_url, policy=RetryPolicy(attempts=2, timeout_s=120))
+    done = make_model(f"openai/{cfg.served_name}", options).complete(ASK, temperature=1.0, max_tokens=8, n=3)
+    assert done.choices == () and done.texts == (done.text,) and done.text.strip()
+
+
 def test_serve_command_prints_flags_serves_and_stops_on_ctrl_c(smollm_gguf):
     if importlib.util.find_spec("uvicorn") is None:
         pytest.skip("llama_cpp.server needs the server extra: pip install 'llama-cpp-python[server]'")
