@@ -115,6 +115,37 @@ def test_max_tier_1_stops_after_the_samples_and_answers_unverified(scripted_serv
     assert router.seen == ["strategies/direct", "red_team", "judge", *["strategies/direct"] * 3]  # no tier 2
 
 
+SHARED = "refinements/red_team_shared"
+
+
+def test_a_shared_oracle_test_is_written_from_the_problem_once_and_runs_on_each_tiers_program(scripted_server,
+                                                                                             sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server).queue("strategies/direct", ZERO_BUG, ZERO_BUG, GOOD, GOOD, BAD, BAD)
+    router.queue(SHARED, ZERO_TEST)
+    results, errors = run(scripted_server, make_strategy("solidcoder-routed:oracle=shared"), sandbox_pool, tmp_path)
+    row, notes = results[0], results[0]["notes"]
+    assert errors == [] and row["passed"] and notes["tier"] == 1 and notes["verified"]
+    assert notes["oracle_rounds"] == ["executed, failed"]  # one round, asked for tier 0; tier 1's winner reran it
+    assert router.seen == ["strategies/direct", SHARED, "judge", *["strategies/direct"] * 5]
+    (asked,) = router.requests(SHARED)
+    assert "if a else 0" not in str(asked.body["messages"])  # the program is not in the prompt
+
+
+def test_a_shared_test_that_every_surviving_sample_fails_leaves_the_tests_tier_2_is_seeded_with(scripted_server,
+                                                                                                 sandbox_pool,
+                                                                                                 tmp_path):
+    untested = Problem(id="add", kind="call", statement=ADD.statement, entry_point="add", public_tests=[],
+                       hidden_tests=ADD.hidden_tests)
+    router = StageRouter(scripted_server).queue("strategies/direct", GOOD, GOOD, GOOD, GOOD, BAD, BAD)
+    router.queue(SHARED, "```python\nassert add(1, 1) == 3, 'a wrong test'\n```")
+    results, _ = run(scripted_server, make_strategy("solidcoder-routed:oracle=shared"), sandbox_pool, tmp_path,
+                     (untested,))
+    notes = results[0]["notes"]
+    assert notes["tier"] == 2 and notes["oracle_rounds"][0] == "executed, failed"  # it failed tier 0's program
+    assert notes["judge_rejections"][0].startswith("evidence: all ") and router.seen.count(SHARED) == 1
+    assert notes["kept"] == []  # tier 2 started without it
+
+
 def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_key_alone():
     strategy = make_strategy("solidcoder-routed:samples=3,temperature=0.6,full=solidcoder,max_tier=1")
     settings = strategy.settings()
@@ -124,7 +155,8 @@ def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_ke
 
 
 @pytest.mark.parametrize("options", ["sample=3", "samples=0", "max_tier=3", "temperature=hot", "full=direct",
-                                     "full=solidcoder_no_typo", "full_calls=0", "full_calls=many"])
+                                     "full=solidcoder_no_typo", "full_calls=0", "full_calls=many",
+                                     "oracle=blind"])
 def test_a_bad_routed_option_is_bad_input(options):
     with pytest.raises(BadInput, match="solidcoder|samples|ablation"):
         make_strategy(f"solidcoder-routed:{options}")

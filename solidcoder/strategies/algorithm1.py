@@ -229,9 +229,10 @@ class Loop:
                 self.kept.append(test)
             self.take(await self.kept_if_better(self.code, await self.fix(self.code, test, failure), [test]))
 
-    async def oracle_test(self, code: str, round_no: int) -> SuiteTest | None:
-        """[O] a red-team test, kept only if the judge calls it VALID; without O, a crash-only test."""
-        test = await self.red_team(code, round_no)
+    async def oracle_test(self, code: str, round_no: int, template: str | None = None) -> SuiteTest | None:
+        """[O] a red-team test, kept only if the judge calls it VALID; without O, a crash-only test. `template` asks
+        for the structured test from another template (routing's `oracle=shared`)."""
+        test = await self.red_team(code, round_no, template)
         if test is None:
             self.rounds.append("malformed")
             return None
@@ -276,14 +277,14 @@ class Loop:
         self.stages.append("evidence")
         return await asyncio.to_thread(contradiction, test, self.problem, self.live)
 
-    async def red_team(self, code: str, round_no: int) -> GeneratedTest | None:
-        """The red-team test as free text (the paper), or as JSON fields (`structured_oracle`)."""
+    async def red_team(self, code: str, round_no: int, template: str | None = None) -> GeneratedTest | None:
+        """The red-team test as free text (the paper), or as JSON fields (`structured_oracle`, or `template`)."""
         kind, entry = self.problem.kind, self.problem.entry_point or ""
         variables = {"problem": self.common["problem"], "code": code, "io_mode": self.common["io_mode"],
                      "entry_point": self.common["entry_point"]}
-        if not (self.config.structured_oracle or self.config.compact_oracle):
+        if template is None and not (self.config.structured_oracle or self.config.compact_oracle):
             return parse_test(await self.ask("red_team", "red_team", **variables), kind, entry, f"oracle-{round_no}")
-        template = COMPACT_ORACLE if self.config.compact_oracle else "red_team_structured"
+        template = template or (COMPACT_ORACLE if self.config.compact_oracle else "red_team_structured")
         reply = await self.ask("red_team", template, schema=ORACLE_SCHEMAS[kind], **variables)
         names = parameters(self.problem.starter_code + "\n" + self.problem.statement, entry) if entry else ()
         test = parse_structured_test(reply, kind, entry, f"oracle-{round_no}", names)

@@ -19,7 +19,9 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
 
 Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
 (`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
-Algorithm 1 preset or ablation tier 2 runs, `full_calls` its call budget, `none` for the run's cap alone). With
+Algorithm 1 preset or ablation tier 2 runs, `full_calls` its call budget, `none` for the run's cap alone, `oracle`
+`program` or `shared`: tiers 0 and 1 red-team each program checked, or share one test written from the problem
+alone, asked for once). With
 `max_tier` below 2 a problem no tier accepted is answered with the last tier's program, unverified.
 """
 
@@ -37,6 +39,9 @@ from solidcoder.stages.live import SuiteTest
 from solidcoder.strategies.algorithm1 import Algorithm1, Loop, make_algorithm1
 from solidcoder.strategies.base import Attempt
 
+SHARED_ORACLE = "refinements/red_team_shared"
+ORACLES = ("program", "shared")
+
 
 @dataclass
 class RoutedSettings:
@@ -45,6 +50,7 @@ class RoutedSettings:
     full: str = "solidcoder+"
     max_tier: int = 2
     full_calls: int | None = 7
+    oracle: str = "program"
 
 
 def parse_routed(options: str) -> RoutedSettings:
@@ -52,9 +58,9 @@ def parse_routed(options: str) -> RoutedSettings:
     settings = RoutedSettings()
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, _, value = item.partition("=")
-        if key not in ("samples", "temperature", "full", "max_tier", "full_calls"):
+        if key not in ("samples", "temperature", "full", "max_tier", "full_calls", "oracle"):
             raise BadInput(f"unknown solidcoder-routed option {key!r}; known: samples, temperature, full, max_tier, "
-                           "full_calls")
+                           "full_calls, oracle")
         setattr(settings, key, _option_value(key, value, item))
     return settings
 
@@ -64,6 +70,8 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return value
     if key == "full_calls" and value == "none":
         return None
+    if key == "oracle" and value in ORACLES:
+        return value
     if key in ("samples", "full_calls") and value.isdigit() and int(value) >= 1 \
             or key == "max_tier" and value in ("0", "1", "2"):
         return int(value)
@@ -71,7 +79,7 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return float(value)
     raise BadInput(f"solidcoder-routed option {item!r}: samples takes a count >= 1, temperature a number > 0, "
                    "max_tier 0, 1 or 2, full an Algorithm 1 name (solidcoder, solidcoder+, solidcoder+_no_oracle), "
-                   "full_calls a count >= 1 or none")
+                   "full_calls a count >= 1 or none, oracle program or shared")
 
 
 @dataclass
@@ -102,7 +110,8 @@ class Routed:
     def __init__(self, settings: RoutedSettings | None = None):
         self.config = settings or RoutedSettings()
         self.full: Algorithm1 = make_algorithm1(self.config.full)
-        self.templates = ("strategies/direct", *self.full.templates)
+        self.templates = ("strategies/direct", *self.full.templates,
+                          *((SHARED_ORACLE,) if self.config.oracle == "shared" else ()))
 
     def settings(self) -> dict[str, Any]:
         # Tier 1's samples are the choices of one request (the prompt billed once) since 2026-12-03; before, five
@@ -111,16 +120,17 @@ class Routed:
                  "samples_in": "one request"}
         # An option at its default is left out, so the runs recorded before it existed keep their configuration key.
         return found | ({"max_tier": self.config.max_tier} if self.config.max_tier != 2 else {}) \
-            | ({"full_calls": self.config.full_calls} if self.config.full_calls is not None else {})
+            | ({"full_calls": self.config.full_calls} if self.config.full_calls is not None else {}) \
+            | ({"oracle": self.config.oracle} if self.config.oracle != "program" else {})
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         loop, tiers, failing = self.full.loop(problem, ctx), _Tiers(ctx.model), []
-        code, tier = "", 0
+        oracle, code, tier = _Oracle(loop, self.config.oracle == "shared"), "", 0
         try:
             for tier in range(min(self.config.max_tier, 1) + 1):
                 tiers.start()
                 found = [await self._direct(problem, loop)] if tier == 0 else await self._sampled(problem, loop)
-                accepted = bool(found[0]) and await _checked(loop, found[0], failing, found[1:])
+                accepted = bool(found[0]) and await _checked(loop, oracle, found[0], failing, found[1:])
                 code = found[0] or code  # the answer so far, should a cap stop the run
                 tiers.end(tier)
                 if accepted:
@@ -156,24 +166,44 @@ class Routed:
         return [candidate.code for candidate, _ in sampled.ranking.ranked] or [""]
 
 
-async def _checked(loop: Loop, code: str, failing: list[SuiteTest], others: list[str]) -> bool:
-    """Public tests and one oracle round on `code`; a failing oracle test joins `failing`. True when everything
-    that ran passed and at least one test ran. With `evidence`, a test that `code` and every other sampled program
-    passing the public tests (`others`) fail is suspect: rejected, as the evidence's other checks reject."""
+class _Oracle:
+    """The oracle test of tiers 0 and 1: a red-team round on each program checked (`oracle=program`), or one test
+    written from the problem alone (`oracle=shared`, `prompts/refinements/red_team_shared.j2`), asked for the first
+    time a program needs it and run on every program checked after, without another call."""
+
+    def __init__(self, loop: Loop, shared: bool):
+        self.loop, self.shared, self.asked, self.test = loop, shared, False, None
+
+    async def test_for(self, code: str) -> tuple[SuiteTest | None, bool]:
+        """The test for `code`, and whether a round was asked for it (False: the shared test, asked for before)."""
+        if not self.shared:
+            return await self.loop.oracle_test(code, 1), True
+        if self.asked:
+            return self.test, False
+        self.asked, self.test = True, await self.loop.oracle_test(code, 1, SHARED_ORACLE)
+        return self.test, True
+
+
+async def _checked(loop: Loop, oracle: _Oracle, code: str, failing: list[SuiteTest], others: list[str]) -> bool:
+    """Public tests and the oracle test on `code`; a failing oracle test joins `failing`. True when everything that
+    ran passed and at least one test ran. With `evidence`, a test that `code` and every other sampled program passing
+    the public tests (`others`) fail is suspect: rejected, as the evidence's other checks reject (a shared test that
+    failed an earlier tier's program leaves `failing` again). A round is recorded when one was asked for."""
     public = await loop.evaluate(code, loop.public)
     if not public.green:
         return False
-    test = await loop.oracle_test(code, 1)
+    test, fresh = await oracle.test_for(code)
     if test is None:
         return public.verified
     failure = await loop.failure_of(code, test)
     if failure and loop.config.evidence and others and await _all_fail(loop, test, others):
-        loop.rounds.append("rejected")
+        loop.rounds.extend(["rejected"] if fresh else [])
         loop.rejections.append(f"evidence: all {len(others) + 1} sampled programs that pass the public tests fail it")
+        failing[:] = [kept for kept in failing if kept is not test]
         return public.verified
-    loop.rounds.append("executed, failed" if failure else "executed, passed")
+    loop.rounds.extend([f"executed, {'failed' if failure else 'passed'}"] if fresh else [])
     if failure is not None:
-        failing.append(test)
+        failing.extend([] if test in failing else [test])
         return False
     return public.verified or not test.test.crash_only
 
