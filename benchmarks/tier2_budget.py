@@ -4,10 +4,10 @@ For every problem of a `solidcoder-routed` run, tiers 0 and 1 are taken as recor
 (those that follow tier 1's in `calls.jsonl`) are cut at K: the tokens are those of its first K calls, and a
 problem tier 2 solved stays solved only when tier 2 used at most K calls (a problem it did not solve is counted as
 unsolved at any K: a cut never tells whether an earlier program would have passed). Tokens per problem are set
-against Direct's rows in the same directory.
+against Direct's rows in the same directory (or in `--direct DIR`).
 
     python benchmarks/tier2_budget.py benchmarks/results/humaneval40_qwen05b_issue15 --config 715c58 \
-        [--budgets 4,6,7,8,10,14]
+        [--budgets 4,6,7,8,10,14] [--direct DIR]
 """
 
 from __future__ import annotations
@@ -35,10 +35,11 @@ def main() -> None:
     parser.add_argument("--config", required=True, help="the routed configuration hash (its first characters)")
     parser.add_argument("--strategy", default="solidcoder-routed")
     parser.add_argument("--budgets", default="0,4,6,7,8,10,14")
+    parser.add_argument("--direct", type=Path, default=None, help="the directory holding Direct's rows (run_dir)")
     args = parser.parse_args()
     rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == args.strategy
             and r["config_hash"].startswith(args.config)]
-    direct = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == "direct"]
+    direct = [r for r in read_rows((args.direct or args.run_dir) / RESULTS) if r["strategy"] == "direct"]
     per_direct = sum(r["prompt_tokens"] + r["completion_tokens"] for r in direct) / max(len(direct), 1)
     calls = {r["key"]: calls_by_position(args.run_dir, r["key"]) for r in rows}
     print(f"{len(rows)} rows of {args.strategy} @{args.config}; Direct {per_direct:.0f} tokens per problem")
