@@ -16,8 +16,9 @@ from solidcoder.strategies import make_strategy
 SUM_TEST = "```python\nassert add(2, 2) == 4, 'sum'\n```"
 
 
-def routed(server, sandbox_pool, tmp_path, problems=(ADD,)):
-    results, errors = run(server, make_strategy("solidcoder-routed"), sandbox_pool, tmp_path, problems)
+def routed(server, sandbox_pool, tmp_path, problems=(ADD,), strategy="solidcoder-routed:oracle=program"):
+    """One routed run; by default with a red-team round on each program checked (`oracle=program`)."""
+    results, errors = run(server, make_strategy(strategy), sandbox_pool, tmp_path, problems)
     assert errors == []
     return results[0]
 
@@ -51,7 +52,7 @@ def test_a_resumed_run_replays_all_of_tier_1s_samples_from_their_one_request(scr
     router = StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", ZERO_BUG, BAD, GOOD, GOOD,
                                                                    BAD, BAD)
     router.queue("red_team", ZERO_TEST, status(500, "outage during tier 1's oracle round"))
-    strategy = make_strategy("solidcoder-routed")
+    strategy = make_strategy("solidcoder-routed:oracle=program")
     results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path)
     assert not results and errors[0]["calls"] == 4  # direct, red team, judge, the samples
     asked = len(scripted_server.chat_requests())
@@ -107,7 +108,7 @@ def test_an_oracle_test_that_every_surviving_sample_fails_is_rejected_as_suspect
 def test_max_tier_1_stops_after_the_samples_and_answers_unverified(scripted_server, sandbox_pool, tmp_path):
     router = StageRouter(scripted_server, code=GOOD).queue("strategies/direct", ZERO_BUG, *[BAD] * 3)
     router.queue("red_team", ZERO_TEST)
-    strategy = make_strategy("solidcoder-routed:samples=3,max_tier=1")
+    strategy = make_strategy("solidcoder-routed:samples=3,max_tier=1,oracle=program")
     results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path, (ADD,))
     notes = results[0]["notes"]
     assert errors == [] and notes["tier"] == 1 and not notes["verified"]
@@ -122,7 +123,7 @@ def test_a_shared_oracle_test_is_written_from_the_problem_once_and_runs_on_each_
                                                                                              sandbox_pool, tmp_path):
     router = StageRouter(scripted_server).queue("strategies/direct", ZERO_BUG, ZERO_BUG, GOOD, GOOD, BAD, BAD)
     router.queue(SHARED, ZERO_TEST)
-    results, errors = run(scripted_server, make_strategy("solidcoder-routed:oracle=shared"), sandbox_pool, tmp_path)
+    results, errors = run(scripted_server, make_strategy("solidcoder-routed"), sandbox_pool, tmp_path)  # shared
     row, notes = results[0], results[0]["notes"]
     assert errors == [] and row["passed"] and notes["tier"] == 1 and notes["verified"]
     assert notes["oracle_rounds"] == ["executed, failed"]  # one round, asked for tier 0; tier 1's winner reran it
@@ -138,8 +139,7 @@ def test_a_shared_test_that_every_surviving_sample_fails_leaves_the_tests_tier_2
                        hidden_tests=ADD.hidden_tests)
     router = StageRouter(scripted_server).queue("strategies/direct", GOOD, GOOD, GOOD, GOOD, BAD, BAD)
     router.queue(SHARED, "```python\nassert add(1, 1) == 3, 'a wrong test'\n```")
-    results, _ = run(scripted_server, make_strategy("solidcoder-routed:oracle=shared"), sandbox_pool, tmp_path,
-                     (untested,))
+    results, _ = run(scripted_server, make_strategy("solidcoder-routed"), sandbox_pool, tmp_path, (untested,))
     notes = results[0]["notes"]
     assert notes["tier"] == 2 and notes["oracle_rounds"][0] == "executed, failed"  # it failed tier 0's program
     assert notes["judge_rejections"][0].startswith("evidence: all ") and router.seen.count(SHARED) == 1
@@ -152,6 +152,8 @@ def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_ke
     assert (settings["samples"], settings["temperature"], settings["max_tier"]) == (3, 0.6, 1)
     assert settings["full"] == make_strategy("solidcoder").settings()
     assert "max_tier" not in make_strategy("solidcoder-routed:max_tier=2").settings()
+    assert make_strategy("solidcoder-routed").settings()["oracle"] == "shared"
+    assert "oracle" not in make_strategy("solidcoder-routed:oracle=program").settings()  # the former default's key
 
 
 @pytest.mark.parametrize("options", ["sample=3", "samples=0", "max_tier=3", "temperature=hot", "full=direct",
