@@ -153,7 +153,7 @@ def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_ke
     assert settings["full"] == make_strategy("solidcoder").settings()
     assert "max_tier" not in make_strategy("solidcoder-routed:max_tier=2").settings()
     assert make_strategy("solidcoder-routed").settings()["oracle"] == "shared"
-    assert "oracle" not in make_strategy("solidcoder-routed:oracle=program").settings()  # the former default's key
+    assert "oracle" not in make_strategy("solidcoder-routed:oracle=program").settings()  # as before
 
 
 @pytest.mark.parametrize("options", ["sample=3", "samples=0", "max_tier=3", "temperature=hot", "full=direct",

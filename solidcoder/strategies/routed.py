@@ -124,7 +124,7 @@ class Routed:
         # An option at its default is left out, so the runs recorded before it existed keep their configuration key.
         return found | ({"max_tier": self.config.max_tier} if self.config.max_tier != 2 else {}) \
             | ({"full_calls": self.config.full_calls} if self.config.full_calls is not None else {}) \
-            | ({"oracle": self.config.oracle} if self.config.oracle != "program" else {})  # "program" was the default
+            | ({"oracle": self.config.oracle} if self.config.oracle != "program" else {})  # "program": as before
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         loop, tiers, failing = self.full.loop(problem, ctx), _Tiers(ctx.model), []
