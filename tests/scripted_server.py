@@ -118,8 +118,8 @@ class ScriptedServer:
 
     def _choices(self, received: Received, first: Action) -> list[Action]:
         """The actions of every choice: `first`, then one more per further choice the request asked for."""
-        wanted = received.body.get("n", 1) if isinstance(received.body.get("n", 1), int) else 1
-        wanted = min(wanted, self.max_choices or wanted)
+        asked = received.body.get("n", 1)
+        wanted = min(asked, self.max_choices or asked) if isinstance(asked, int) else 1
         return [first, *(self._next(received, record=False) for _ in range(wanted - 1))]
 
 

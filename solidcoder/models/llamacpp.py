@@ -12,12 +12,13 @@ import os
 import random
 import sys
 import threading
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from solidcoder.errors import BadInput, ModelFatalError
-from solidcoder.models.backend import ChatBackend, Reply, Request
+from solidcoder.models.backend import ChatBackend, Reply, Request, merged
 from solidcoder.models.base import Budget
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import ModelSettings
@@ -169,9 +170,7 @@ class LlamaCppModel(ChatBackend):
             return replies[0]
         # Choices after the first reuse the prompt already in the KV cache (llama.cpp evaluates only the tokens past
         # the longest prefix it holds), so the prompt is counted once, as a server taking `n` bills it.
-        first = replies[0]
-        return Reply(first.text, first.prompt_tokens, sum(r.completion_tokens for r in replies), first.finish_reason,
-                     choices=tuple(r.text for r in replies))
+        return replace(merged(replies), prompt_tokens=replies[0].prompt_tokens)
 
     def _generate(self, request: Request) -> Reply:
         try:

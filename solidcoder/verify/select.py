@@ -44,7 +44,7 @@ async def sample_then_rank(problem: Problem, models, pool: Executor, prompts: Pr
     programs, usage = [], Usage()
     while len(programs) < samples:  # one request for all of them; a server that returned fewer is asked again
         reply = await model.acomplete(messages, temperature=temperature, max_tokens=max_tokens,
-                                      **({"n": samples - len(programs)} if samples - len(programs) > 1 else {}))
+                                      n=samples - len(programs))
         programs.extend(read(text) for text in reply.texts[:samples - len(programs)])
         usage.add(reply)
     judge = Judge(pool)
