@@ -5,8 +5,8 @@ in a bench run. Its model is the bench's recording model with the run's trajecto
 in `trajectory.json` as it happens, written from the same `CallRecord` a bench run logs for replay. With
 `prerank`, programs sampled and ranked beforehand give Algorithm 1 its first plan's program. The answer is
 verified by the one rule of `Evaluation.verified`: at least one test ran and the program passed every test it
-ran. A strategy that judged its own tests (Algorithm 1: public and kept tests) reports that; otherwise the public
-tests are run on the final program here.
+ran. The public tests are run on the final program here, always, so the reason says what passed and what failed;
+a strategy that judged its own tests too (Algorithm 1 and routing: the accumulated tests) must have passed them.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from solidcoder.core.context import SolveContext
 from solidcoder.core.trajectory import Trajectory
 from solidcoder.errors import BudgetExceeded, InfrastructureError, ModelError
 from solidcoder.execution.executor import Executor
-from solidcoder.execution.judge import Judge
+from solidcoder.execution.judge import Judge, JudgeReport, TestVerdict
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
+from solidcoder.stages.base import describe_test
 from solidcoder.stages.live import NO_TESTS
 from solidcoder.strategies.base import Attempt, Strategy
 
@@ -67,7 +68,7 @@ async def solve_problem(strategy: Strategy, problem: Problem, models, pool: Exec
     except BudgetExceeded as exc:  # spent before the strategy had any code (while sampling for --prerank)
         return _stopped(trajectory, "unverified", f"budget ran out: {exc}")
     except (ModelError, InfrastructureError) as exc:
-        return _stopped(trajectory, "infrastructure_error", f"{type(exc).__name__}: {exc}")
+        return _stopped(trajectory, "infrastructure_error", str(exc))
     return await _judged(attempt, problem, judge, trajectory)
 
 
@@ -84,22 +85,47 @@ async def _seeded(strategy, problem: Problem, ctx: SolveContext, limits: SolveLi
 
 
 async def _judged(attempt: Attempt, problem: Problem, judge: Judge, trajectory: Trajectory) -> SolveOutcome:
+    """The public tests are run on the answer here, whatever the strategy ran, so the reason says what passed."""
     code, notes = attempt.code, attempt.notes
-    if "verified" in notes:  # the strategy ran its tests (public and its own) on this very program
-        verified, reason = bool(notes["verified"]), "its public and accumulated tests"
-    else:
-        report = await asyncio.to_thread(judge.judge, problem, code, problem.public_tests)
-        verified, reason = report.total > 0 and report.passed, f"{report.pass_count} of {report.total} public tests"
-    status = "verified" if verified else "unverified"
-    if notes.get("accepted") and not verified:  # it passed every test it ran, and ran none
-        reason = NO_TESTS
-    else:
-        reason = f"passes {reason}" if verified else f"not verified ({reason}; no tests ran counts as unverified)"
+    report = await asyncio.to_thread(judge.judge, problem, code, problem.public_tests)
+    if report.infrastructure_error:  # the sandbox failed, not the program: as a bench run counts it
+        return _stopped(trajectory, "infrastructure_error", f"the sandbox failed: {report.failures()[0].detail}")
+    verified = _verified(report, notes.get("verified"))
+    reason = _reason(problem, report, notes.get("kept_tests", 0), verified)
     if "stopped" in notes:
         reason += f"; stopped early: {notes['stopped']}"
+    status = "verified" if verified else "unverified"
     trajectory.outcome = {"status": status, "reason": reason, "verified": verified, "code": code, "notes": notes}
     trajectory.save()
     return SolveOutcome(code, verified, status, reason, trajectory, notes)
+
+
+def _verified(report: JudgeReport, own: bool | None) -> bool:
+    """The public tests all passed, and the strategy's own verdict (`own`: its public and accumulated tests, when it
+    ran them) is not a failure; with no public tests, only the strategy's tests can verify."""
+    if report.total == 0:
+        return own is True
+    return report.passed and own is not False
+
+
+def _reason(problem: Problem, report: JudgeReport, kept: int, verified: bool) -> str:
+    """What ran on the answer and what failed: "2 of 3 public tests passed; first failure: ..."."""
+    ran = [f"{report.total} public tests"] * bool(report.total) + [f"{kept} accumulated tests"] * bool(kept)
+    if verified:
+        return f"passes its {' and its '.join(ran)}"
+    failures = report.failures()
+    if not failures:  # every public test passes (or there are none); a test the strategy generated does not
+        if not ran:
+            return NO_TESTS
+        public = f"passes its {report.total} public tests but" if report.total else "has no public tests and"
+        return f"{public} fails {f'one of its {kept} accumulated tests' if kept else 'a test the strategy generated'}"
+    return f"{report.pass_count} of {report.total} public tests passed; first failure: {_failure(problem, failures[0])}"
+
+
+def _failure(problem: Problem, verdict: TestVerdict, limit: int = 300) -> str:
+    test = describe_test(problem.public_tests[verdict.index])
+    what = verdict.detail or f"expected {verdict.expected!s}, got {verdict.actual!s}"
+    return " ".join(f"test {verdict.index + 1} ({test.input.strip()}): {verdict.status}: {what}".split())[:limit]
 
 
 def _stopped(trajectory: Trajectory, status: str, reason: str) -> SolveOutcome:

@@ -12,6 +12,7 @@ from collections import Counter
 
 import pytest
 from bench_support import bench_command, canonical_responder, entry_point_of, humaneval_rows, rows, run_cli
+from processes import interruptible
 from scripted_server import reply
 
 from solidcoder.bench.metrics import pass_at_k, summarize
@@ -250,7 +251,7 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(scripted_server, tmp_path):
     scripted_server.responder = canonical_responder(delay_s=0.3)
     run_dir = tmp_path / "run"
     command = bench_command(scripted_server.url, run_dir, "--concurrency", "2", limit=10)
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = interruptible(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while len(rows(run_dir / "results.jsonl")) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)

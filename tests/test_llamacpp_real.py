@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import interruptible
 
 from solidcoder.models import Budget, Message
 from solidcoder.models.factory import ModelOptions, make_model
@@ -164,7 +165,7 @@ def test_serve_command_prints_flags_serves_and_stops_on_ctrl_c(smollm_gguf):
     port = free_port()
     command = [sys.executable, "-m", "solidcoder", "serve", "--engine", "llama-cpp", str(smollm_gguf)]
     command += ["--port", str(port), "--n-ctx", "1024", "--ready-timeout", "180"]
-    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = interruptible(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines = []
         for line in proc.stdout:

@@ -86,6 +86,7 @@ def test_only_primitive_and_small_container_values_are_kept(builder):
 
 
 def test_the_paper_preset_keeps_primitive_variables_only_and_all_of_them(sandbox_pool):
+    pytest.importorskip("trl", reason="the trainer is the train extra: pip install 'solidcoder[train]'")
     from solidcoder.train.config import load_config
     from solidcoder.train.trainer import build_components
 

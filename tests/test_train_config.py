@@ -36,6 +36,7 @@ def test_file_then_options_override_and_errors_are_bad_input(tmp_path):
 
 
 def test_the_paper_preset_sets_the_papers_steps_kl_and_loss_form_in_trls_config(tmp_path):
+    pytest.importorskip("trl", reason="the trainer is the train extra: pip install 'solidcoder[train]'")
     from solidcoder.train.trainer import grpo_config
 
     cfg = load_config(preset="paper", out=str(tmp_path))

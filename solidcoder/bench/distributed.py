@@ -50,12 +50,15 @@ class ModelRecipe:
     api_key: str | None = None
     retries: int = 3
     roles: tuple[tuple[str, str], ...] = ()  # (role, spec) from --model ROLE=SPEC
+    threads: int | None = None  # the embedded model's CPU threads (--threads)
 
     def build(self):
-        from solidcoder.models.factory import DEFAULT_ROLE, ModelOptions, make_model, make_roster
+        from solidcoder.models.factory import DEFAULT_ROLE, ModelOptions, check_api_base, make_model, make_roster
         from solidcoder.models.retry import RetryPolicy
 
-        options = ModelOptions(self.api_base, self.api_key, policy=RetryPolicy(attempts=self.retries))
+        options = ModelOptions(self.api_base, self.api_key, policy=RetryPolicy(attempts=self.retries),
+                               threads=self.threads)
+        check_api_base([self.spec, *(spec for _, spec in self.roles)], self.api_base)
         if self.roles:
             return make_roster({DEFAULT_ROLE: self.spec, **dict(self.roles)}, options)
         return make_model(self.spec, options)

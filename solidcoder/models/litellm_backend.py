@@ -18,15 +18,27 @@ from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import ModelSettings
 
 
-def import_litellm() -> Any:
+def import_litellm(spec: str) -> Any:
+    """litellm, imported on demand; BadInput says that `spec` was not found as a file either."""
     # Without this, importing litellm tries to download a price table, which stalls for seconds when offline.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         import litellm
     except ImportError:
-        raise BadInput("API models need litellm: pip install 'solidcoder[api]'") from None
+        raise BadInput(f"--model {spec}: no file or directory of that name, and API models need litellm: "
+                       "pip install 'solidcoder[api]'") from None
     litellm.suppress_debug_info = True  # our error messages already say what happened
     return litellm
+
+
+def check_known(litellm: Any, spec: str, api_base: str | None) -> None:
+    """BadInput when litellm knows no provider for `spec` (a mistyped name), before any call is made."""
+    try:
+        litellm.get_llm_provider(model=spec, api_base=api_base)
+    except Exception:  # litellm raises its BadRequestError, and others for malformed names
+        raise BadInput(f"--model {spec}: no file or directory of that name, and no API provider litellm knows "
+                       "serves it (e.g. gpt-4o-mini, anthropic/claude-3-5-sonnet-latest; openai/NAME with --api-base "
+                       "for a server's model)") from None
 
 
 class LiteLLMModel(ChatBackend):
@@ -46,7 +58,8 @@ class LiteLLMModel(ChatBackend):
         super().__init__(name, settings, policy, budget)
         self.api_base = api_base
         self.api_key = api_key
-        self._litellm = import_litellm()
+        self._litellm = import_litellm(name)
+        check_known(self._litellm, name, api_base)
 
     def _send(self, request: Request) -> Reply:
         try:

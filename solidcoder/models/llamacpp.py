@@ -12,6 +12,8 @@ import os
 import random
 import sys
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
@@ -23,6 +25,7 @@ from solidcoder.models.base import Budget
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import ModelSettings
 
+PROGRESS_EVERY_S = 10.0
 DEFAULT_REPO = "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"
 DEFAULT_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 NO_MODEL_HELP = (
@@ -133,7 +136,8 @@ def _field(block: str, name: str) -> str:
 class LlamaCppModel(ChatBackend):
     """A GGUF loaded once, on first use; calls are serialised because a `Llama` object is not thread-safe.
 
-    `n_threads` None means one thread per physical core (`physical_cores`). llama.cpp itself reuses the part of a
+    `n_threads` None means one thread per physical core (`physical_cores`); `--threads`, $SOLIDCODER_THREADS and the
+    `n_threads` setting choose otherwise (`factory.embedded_threads`). llama.cpp itself reuses the part of a
     prompt that matches the previous call's tokens; the `prompt_cache_mb` setting adds a RAM cache of states, so a
     prompt can also reuse the prefix of a call made before that.
 
@@ -153,11 +157,13 @@ class LlamaCppModel(ChatBackend):
         budget: Budget | None = None,
         n_threads: int | None = None,
         seed: int | None = None,
+        on_progress: Callable[[str], None] | None = None,
     ):
         super().__init__(gguf.stem, settings, policy, budget)
         self.gguf = gguf
         self.n_threads = n_threads or physical_cores()
         self._seeds = random.Random(seed)
+        self.on_progress = on_progress  # told every PROGRESS_EVERY_S seconds of a generation how far it got
         self._llama: Any = None
         self._lock = threading.Lock()
 
@@ -176,7 +182,7 @@ class LlamaCppModel(ChatBackend):
         try:
             out = self._llama.create_chat_completion(
                 messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens,
-                seed=self._seeds.randrange(2**32), **_extras(request))
+                seed=self._seeds.randrange(2**32), **_extras(request), **self._heartbeat())
         except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
             raise ModelFatalError(f"{self._what()}: {exc}; shorten the input or raise context_window") from exc
         choice, usage = out["choices"][0], out.get("usage") or {}
@@ -186,6 +192,12 @@ class LlamaCppModel(ChatBackend):
             completion_tokens=int(usage.get("completion_tokens", 0)),
             finish_reason=choice.get("finish_reason"),
         )
+
+    def _heartbeat(self) -> dict[str, Any]:
+        """With `on_progress`, a logits processor that counts the tokens as llama.cpp samples them."""
+        if self.on_progress is None:
+            return {}
+        return {"logits_processor": import_llama_cpp().LogitsProcessorList([_Heartbeat(self.on_progress)])}
 
     async def _asend(self, request: Request) -> Reply:
         # Inference blocks; a worker thread keeps the event loop free for other coroutines.
@@ -202,6 +214,23 @@ class LlamaCppModel(ChatBackend):
         if self.settings.prompt_cache_mb > 0:
             llama.set_cache(_sized_cache(llama_cpp)(capacity_bytes=self.settings.prompt_cache_mb << 20))
         return llama
+
+
+class _Heartbeat:
+    """Sees each token llama.cpp samples (as a logits processor, scores unchanged) and reports every
+    `PROGRESS_EVERY_S` seconds: a long generation on a slow CPU is not mistaken for a hang."""
+
+    def __init__(self, report: Callable[[str], None]):
+        self.report, self.tokens, self.started = report, 0, time.monotonic()
+        self.due = self.started + PROGRESS_EVERY_S
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        self.tokens += 1
+        now = time.monotonic()
+        if now >= self.due:
+            self.due = now + PROGRESS_EVERY_S
+            self.report(f"still generating: {self.tokens} tokens in {now - self.started:.0f} s")
+        return scores
 
 
 def _sized_cache(llama_cpp: Any) -> type:

@@ -82,5 +82,5 @@ async def acall_with_retries(policy: RetryPolicy, what: str, fn: Callable[[], Aw
 
 
 def _gave_up(what: str, exc: _RetryError) -> ModelError:
-    attempts = exc.last_attempt.attempt_number
-    return ModelError(f"{what}: gave up after {attempts} attempt(s): {exc.last_attempt.exception()}")
+    attempts, last = exc.last_attempt.attempt_number, str(exc.last_attempt.exception())
+    return ModelError(f"{what}: gave up after {attempts} attempt(s): {last.removeprefix(f'{what}: ')}")

@@ -74,6 +74,8 @@ class Algorithm1:
 
     `seed_code`, when set, is the first plan's program instead of a written one (`solve --prerank`)."""
 
+    requires = ()
+
     def __init__(self, name: str = "solidcoder", ablation: str | None = None, seed_code: str | None = None,
                  **settings: Any):
         self.name, self.seed_code = name, seed_code
@@ -108,8 +110,10 @@ class Algorithm1:
         notes: dict[str, Any] = {}
         try:
             await loop.run()
-        except ProblemBudgetExceeded as exc:  # the per-problem --max-calls cap: the last program is the answer
+        except ProblemBudgetExceeded as exc:  # the per-problem --max-calls cap: the last program (`best`: the best)
             notes["stopped"] = str(exc)
+            if self.config.best and loop.history:
+                await loop.choose_best()
         return Attempt(loop.code, {**notes, "stages": loop.stages, "accepted": loop.accepted,
                                    "verified": loop.verified, "kept_tests": len(loop.kept),
                                    "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections,

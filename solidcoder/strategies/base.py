@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from solidcoder.core.context import SolveContext
 from solidcoder.execution.judge import JudgeReport
 from solidcoder.problem import Problem
+from solidcoder.requirements import Requirement
 
 
 @dataclass
@@ -26,10 +27,12 @@ class Attempt:
 
 class Strategy(Protocol):
     """A way of turning a problem into code. `settings()` and the text of its `templates` (the prompts it renders)
-    are hashed into the run's configuration key: editing another template leaves a run resumable."""
+    are hashed into the run's configuration key: editing another template leaves a run resumable. `requires` names
+    the tools and packages it runs beyond the base install, checked before a command's first model call."""
 
     name: str
     templates: tuple[str, ...]
+    requires: tuple[Requirement, ...]
 
     def settings(self) -> dict[str, Any]: ...
 

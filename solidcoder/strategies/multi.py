@@ -58,6 +58,7 @@ class MapCoderSettings:
 
 class MapCoder:
     name = "mapcoder"
+    requires = ()
     templates = tuple(f"strategies/mapcoder_{s}" for s in ("retrieval", "planning", "coding", "debugging"))
 
     def __init__(self, settings: MapCoderSettings | None = None):
@@ -109,6 +110,7 @@ class CodeSimSettings:
 
 class CodeSim:
     name = "codesim"
+    requires = ()
     templates = ("strategies/codesim_planning", "strategies/codesim_debugging", "strategies/mapcoder_coding")
 
     def __init__(self, settings: CodeSimSettings | None = None):

@@ -17,13 +17,16 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
   test the earlier tiers found (kept as accumulated tests), under its own call budget (`full_calls`, 7 by default:
   one plan of `solidcoder+`; `benchmarks/tier2_budget.py`); at the budget its latest program is the answer.
 
+* The answer: the first program a tier accepts; when none is accepted (or a cap stops the run), the best program
+  any tier produced, by the public tests and the failing tests found that it passes, the latest among equals.
+
 `notes.tier` says where a problem ended, `notes.tiers` what each tier cost (calls, tokens, seconds).
 
 Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
 (`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
 Algorithm 1 preset or ablation tier 2 runs, `full_calls` its call budget, `none` for the run's cap alone, `oracle`
-`shared` or `program`). With `max_tier` below 2 a problem no tier accepted is answered with the last tier's
-program, unverified.
+`shared` or `program`). With `max_tier` below 2 a problem no tier accepted is answered with the best program
+its tiers produced, unverified.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
+from solidcoder.requirements import Requirement
 from solidcoder.stages.live import SuiteTest
 from solidcoder.strategies.algorithm1 import Algorithm1, Loop, make_algorithm1
 from solidcoder.strategies.base import Attempt
@@ -116,11 +120,18 @@ class Routed:
         self.templates = ("strategies/direct", *self.full.templates,
                           *((SHARED_ORACLE,) if self.config.oracle == "shared" else ()))
 
+    @property
+    def requires(self) -> tuple[Requirement, ...]:
+        from solidcoder.verify.select import REQUIRES  # the filters that prune tier 1's samples
+
+        return REQUIRES
+
     def settings(self) -> dict[str, Any]:
         # Tier 1's samples are the choices of one request (the prompt billed once) since 2026-12-03; before, five
         # requests. The key says so, so rows of the two accountings are never one run.
+        # Since 2026-12-03, too, a problem no tier accepted is answered with the best program seen, not the last.
         found = {"samples": self.config.samples, "temperature": self.config.temperature, "full": self.full.settings(),
-                 "samples_in": "one request"}
+                 "samples_in": "one request", "answer": "best seen"}
         # An option at its default is left out, so the runs recorded before it existed keep their configuration key.
         return found | ({"max_tier": self.config.max_tier} if self.config.max_tier != 2 else {}) \
             | ({"full_calls": self.config.full_calls} if self.config.full_calls is not None else {}) \
@@ -133,13 +144,14 @@ class Routed:
             for tier in range(min(self.config.max_tier, 1) + 1):
                 tiers.start()
                 found = [await self._direct(problem, loop)] if tier == 0 else await self._sampled(problem, loop)
+                loop.history.extend(program for program in reversed(found) if program)  # the top-ranked last
                 accepted = bool(found[0]) and await _checked(loop, oracle, found[0], failing, found[1:])
                 code = found[0] or code  # the answer so far, should a cap stop the run
                 tiers.end(tier)
                 if accepted:
-                    return _attempt(code, tier, tiers, loop)
+                    return _attempt(code, tier, tiers, loop, verified=True)
             if self.config.max_tier < 2:
-                return _attempt(code, tier, tiers, loop, unaccepted=True)
+                return await _best_seen(code, tier, tiers, loop, failing)
             tier = 2
             tiers.start()
             self._budget(ctx.model)
@@ -148,8 +160,9 @@ class Routed:
             tiers.end(2)
         except ProblemBudgetExceeded as exc:
             tiers.end(tier)
-            return _attempt(loop.code or code, tier, tiers, loop, stopped=str(exc))
-        return _attempt(loop.code, 2, tiers, loop)
+            return await _best_seen(loop.code or code, tier, tiers, loop, failing, stopped=str(exc))
+        return await _best_seen(loop.code, 2, tiers, loop, failing) if not loop.accepted \
+            else _attempt(loop.code, 2, tiers, loop, loop.verified)
 
     def _budget(self, model: Any) -> None:
         """Tier 2's own call budget (`full_calls`), below the run's per-problem cap."""
@@ -218,15 +231,22 @@ async def _all_fail(loop: Loop, test: SuiteTest, programs: list[str]) -> bool:
     return True
 
 
-def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, stopped: str | None = None,
-             unaccepted: bool = False) -> Attempt:
+async def _best_seen(code: str, tier: int, tiers: _Tiers, loop: Loop, failing: list[SuiteTest],
+                     stopped: str | None = None) -> Attempt:
+    """No tier accepted a program: the answer is the best program any tier produced, by the public tests and the
+    failing tests found passed (the latest among equals), as a run stopped by a cap answers too. The full loop
+    chose it already when its `best` option is on."""
+    loop.kept = loop.kept or list(failing)
+    if loop.history and loop.stages[-1:] != ["choose_best"]:
+        await loop.choose_best()
+    return _attempt(loop.code if loop.history else code, tier, tiers, loop, loop.verified, stopped)
+
+
+def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, verified: bool, stopped: str | None = None) -> Attempt:
     notes: dict[str, Any] = {"tier": tier, "tiers": tiers.spent, "stages": loop.stages, "kept_tests": len(loop.kept),
                              "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections,
                              "kept": [t.test.to_dict() for t in loop.kept]}
-    if tier < 2 and stopped is None:
-        notes["verified"] = not unaccepted
-    elif tier == 2:
-        notes["verified"] = loop.verified
+    notes["verified"] = verified
     if stopped:
         notes["stopped"] = stopped
     return Attempt(code, notes)

@@ -19,6 +19,8 @@ from solidcoder.strategies.base import Attempt
 class OneCallStrategy:
     """Render `strategies/<name>`, call the model once, extract the code."""
 
+    requires = ()
+
     def __init__(self, name: str):
         self.name = name
         self.templates = (f"strategies/{name}",)

@@ -18,9 +18,10 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.base import extract_code
 from solidcoder.verify.rank import MajorityScorer, RankResult, prune_then_rank
-from solidcoder.verify.weak import make_verifier
+from solidcoder.verify.weak import filter_requirements, make_verifier
 
 FILTERS = ("syntax", "lint", "tests:3")
+REQUIRES = filter_requirements(FILTERS)  # what sampling with these filters needs installed (the linter)
 
 
 @dataclass

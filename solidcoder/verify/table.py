@@ -20,9 +20,10 @@ from pathlib import Path
 from solidcoder.errors import BadInput
 from solidcoder.execution.judge import Judge
 from solidcoder.problem import Problem
+from solidcoder.requirements import check_installed
 from solidcoder.verify.metrics import Scored, best_of_k, programs_per_second
 from solidcoder.verify.rank import Scorer, dedupe, normalize, prune_then_rank
-from solidcoder.verify.weak import StrongVerifier, Verifier
+from solidcoder.verify.weak import StrongVerifier, Verifier, filter_requirements
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,9 @@ def rank_preset(name: str, prune: list[str] | None = None) -> RankSettings:
     """A named preset, its filters replaced by `prune` when given; BadInput for an unknown name."""
     if name not in RANK_PRESETS:
         raise BadInput(f"unknown --preset {name!r}; choose one of: {', '.join(RANK_PRESETS)}")
-    return replace(RANK_PRESETS[name], prune=tuple(prune)) if prune else RANK_PRESETS[name]
+    settings = replace(RANK_PRESETS[name], prune=tuple(prune)) if prune else RANK_PRESETS[name]
+    check_installed(filter_requirements(settings.prune), "--prune")  # before the candidates are read
+    return settings
 
 
 @dataclass

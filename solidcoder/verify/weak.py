@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,10 +20,12 @@ from typing import Protocol
 from solidcoder.errors import BadInput
 from solidcoder.execution.judge import Judge
 from solidcoder.problem import Problem
+from solidcoder.requirements import PYLINT, RUFF, Requirement
 
 # Ruff rules that mean the program cannot run as written (syntax errors, undefined names, misused statements):
 # the flake8 "fatal" selection. Style findings never prune a candidate.
 RUFF_FATAL = "E9,F63,F7,F82"
+LINTERS = {"ruff": RUFF, "pylint": PYLINT}  # each runs as `python -m NAME`
 
 
 class Verifier(Protocol):
@@ -56,7 +57,7 @@ class LintVerifier:
     """Keeps programs with zero error or fatal findings from ruff (default) or pylint."""
 
     def __init__(self, tool: str = "ruff") -> None:
-        if tool not in ("ruff", "pylint"):
+        if tool not in LINTERS:
             raise BadInput(f"unknown linter {tool!r}: use ruff or pylint")
         self.tool, self.name = tool, f"lint:{tool}"
 
@@ -73,7 +74,7 @@ class LintVerifier:
     def _flagged(self, paths: list[Path]) -> set[str]:
         """File names with at least one error/fatal finding, from one linter process over the whole batch."""
         if self.tool == "ruff":
-            command = [_ruff(), "check", "--no-cache", "--isolated", "--select", RUFF_FATAL,
+            command = [sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", RUFF_FATAL,
                        "--output-format", "json", *map(str, paths)]
             key, keep = "filename", lambda finding: True
         else:
@@ -86,13 +87,6 @@ class LintVerifier:
         except json.JSONDecodeError:
             raise RuntimeError(f"{self.tool} gave unreadable output: {done.stderr.strip()[:300]}") from None
         return {Path(f[key]).name for f in findings if keep(f)}
-
-
-def _ruff() -> str:
-    found = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
-    if not Path(found).exists():
-        raise BadInput("ruff is not installed: pip install ruff (or 'solidcoder[dev]')")
-    return found
 
 
 @dataclass
@@ -146,6 +140,12 @@ def _with_time_limit(problem: Problem, seconds: float) -> Problem:
     from dataclasses import replace
 
     return replace(problem, time_limit_s=min(problem.time_limit_s, seconds))
+
+
+def filter_requirements(specs: tuple[str, ...] | list[str]) -> tuple[Requirement, ...]:
+    """What the `--prune` filters `specs` need installed: the linter of each `lint` filter."""
+    return tuple(LINTERS[spec.partition(":")[2] or "ruff"] for spec in specs
+                 if spec.partition(":")[0] == "lint" and (spec.partition(":")[2] or "ruff") in LINTERS)
 
 
 def make_verifier(spec: str, judge: Judge | None = None) -> Verifier:
