@@ -6,6 +6,7 @@ Kept out of cli.py so the CLI stays a thin layer of options, and so `solidcoder 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -35,6 +36,17 @@ def read_source(path: Path, what: str = "program") -> str:
     return text
 
 
+@dataclass(frozen=True)
+class CheckedTest:
+    """One test's line in `check`'s report; `hidden` for a test from the problem's hidden set."""
+
+    index: int
+    hidden: bool
+    status: str
+    detail: str
+    wall_s: float
+
+
 def run_check(solution: Path, problem_path: Path, hidden: bool = False, as_json: bool = False) -> bool:
     """Judge a solution file on a problem file's tests; print verdicts; True when all pass."""
     problem = load_problem(problem_path)
@@ -44,28 +56,37 @@ def run_check(solution: Path, problem_path: Path, hidden: bool = False, as_json:
         raise BadInput(f"{problem_path}: problem {problem.id!r} has no tests to run")
     with SandboxPool(SandboxConfig(workers=min(len(tests), 4))) as pool:
         report = Judge(pool).judge(problem, code, tests)
+    rows = [CheckedTest(v.index, v.index >= len(problem.public_tests), v.status, v.detail, round(v.wall_s, 4))
+            for v in report.verdicts]
     if as_json:
-        print(json.dumps(_report_json(problem.id, report), indent=2))
+        print(json.dumps(_report_json(problem.id, report, rows), indent=2))
     else:
-        _print_report(problem.id, report)
+        _print_report(problem.id, report, rows)
     return report.passed
 
 
-def _report_json(problem_id: str, report: JudgeReport) -> dict:
-    verdicts = [{"index": v.index, "status": v.status, "detail": v.detail, "wall_s": round(v.wall_s, 4)}
-                for v in report.verdicts]
+def _report_json(problem_id: str, report: JudgeReport, rows: list[CheckedTest]) -> dict:
     return {"problem": problem_id, "passed": report.passed, "pass_count": report.pass_count,
-            "total": report.total, "infrastructure_error": report.infrastructure_error, "verdicts": verdicts}
+            "total": report.total, "infrastructure_error": report.infrastructure_error,
+            "verdicts": [asdict(row) for row in rows]}
 
 
-def _print_report(problem_id: str, report: JudgeReport) -> None:
-    # Details quote program output and ids come from files: never markup, so "[/bold]" prints as it is.
+def _print_report(problem_id: str, report: JudgeReport, rows: list[CheckedTest]) -> None:
+    # Details quote program output and ids come from files: never markup, so "[/bold]" prints as it is. Long text
+    # wraps (a word longer than the column folds) instead of ending in an ellipsis.
     table = Table(title=escape(f"{problem_id}: {report.pass_count}/{report.total} passed"))
-    for column in ("test", "verdict", "detail"):
-        table.add_column(column)
-    for v in report.verdicts:
-        table.add_row(str(v.index), Text(v.status, style="green" if v.passed else "red"), Text(v.detail[:200]))
+    for column in ("test", "set", "verdict"):
+        table.add_column(column, overflow="fold")
+    table.add_column("detail", overflow="fold", ratio=1)
+    for row in rows:
+        table.add_row(str(row.index), "hidden" if row.hidden else "public",
+                      Text(row.status, style="green" if row.status == "pass" else "red"), Text(_shown(row.detail)))
     Console().print(table)
+
+
+def _shown(detail: str, limit: int = 2000) -> str:
+    """The detail as the table shows it: whole up to `limit` characters (--json always has all of it)."""
+    return detail if len(detail) <= limit else f"{detail[:limit]} [{len(detail) - limit} more characters]"
 
 
 def run_trace(program: Path, stdin: Path | None = None, call: str | None = None, as_json: bool = False) -> bool:
@@ -77,7 +98,7 @@ def run_trace(program: Path, stdin: Path | None = None, call: str | None = None,
     if call is not None:
         _check_call(call)
     with SandboxPool(SandboxConfig(workers=1)) as pool:
-        result = trace_program(pool, code, data, call, Limits(wall_s=10.0))
+        result = trace_program(pool, code, data, call, Limits(wall_s=10.0), filename=str(program))
     if as_json:
         print(json.dumps(result.to_json(), indent=2))
     else:
@@ -100,11 +121,26 @@ def _check_call(call: str) -> None:
 
 
 def _print_trace(result: TraceResult) -> None:
-    console = Console()
-    if result.error:
-        console.print(f"[red]the program raised[/red]: {escape(result.error)}")
-        return
+    """Variables per scope (at the crash when it raised), the call's value, stdout, then the error and traceback.
+    Everything here is the program's text: printed without markup."""
+    console = Console(highlight=False)
+    if result.error and result.scopes:
+        console.print("variables at the crash:", style="bold")
     for scope, values in result.scopes.items():
-        console.print(f"[bold]{escape(scope)}[/bold]")
+        console.print(Text(scope, style="bold"))
         for name, value in values.items():
-            console.print(f"  {name} = {value!r}", markup=False, highlight=False)
+            console.print(Text(f"  {name} = {value!r}"))
+    if result.returned is not None:
+        console.print(Text(f"returned: {result.returned.repr} ({result.returned.type})"))
+    console.print(Text("stdout:" + ("\n" + result.stdout.rstrip("\n") if result.stdout else " (nothing)")))
+    _print_error(console, result)
+
+
+def _print_error(console: Console, result: TraceResult) -> None:
+    if result.exception is not None:
+        console.print(Text("Traceback (most recent call last):"))
+        for frame in result.exception.frames:
+            console.print(Text(f"  {frame.file}:{frame.line} in {frame.function}: {frame.source}".rstrip(": ")))
+        console.print(Text.assemble(("the program raised ", "red"), result.exception.headline))
+    elif result.error:
+        console.print(Text.assemble(("the program did not finish: ", "red"), result.error))

@@ -3,7 +3,8 @@
 Three modes. `stdio` runs the program as `__main__`; the parent compares its stdout. `serve` loads the program
 and answers calls from the judge process (`referee.py`) over two pipes, one value per call, in the plain-data
 wire format (`wire.py`); objects of the program's classes stay here behind numbered handles. `trace` runs the
-program under `sys.settrace` and writes the variables' final values on the report pipe (debugging feedback, not
+program under `sys.settrace` and writes the variables' final values on the report pipe, with what a call returned
+or the exception that stopped the program, its frames and the variables as they were then (debugging feedback, not
 a verdict). Everything this process sends is data the judge or the parent decodes as hostile bytes: a program
 that rewrites this module, `builtins` or the encoder can only change the values it answers with, which it could
 have computed anyway. Code is compiled as a standalone file would be (no `__future__` flag of this module).
@@ -15,6 +16,7 @@ import ast
 import builtins
 import io
 import json
+import linecache
 import os
 import sys
 import traceback
@@ -23,6 +25,7 @@ from typing import Any
 from solidcoder.execution import wire
 
 MAX_REPR = 300
+_NO_CALL = object()  # the trace made no call (or the program exited before it), so nothing was returned
 MEMORY_ERROR_EXIT = 125  # a stdio program that ran out of memory (a failure either way, so no one gains by faking it)
 CANDIDATE_IN, CANDIDATE_OUT, REPORT_FD = 3, 4, 3
 
@@ -49,14 +52,44 @@ def _flush_and_exit(code: int, _exit=os._exit) -> None:
     _exit(code)
 
 
-def describe(exc: BaseException, filename: str = "solution.py") -> str:
-    """One-line description of an exception, with the innermost line of user code when there is one."""
-    lines = [f"{type(exc).__name__}: {exc}"[:500]]
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in (filename, "test.py")]
-    if frames:
-        last = frames[-1]
-        lines.append(f"at {last.filename}:{last.lineno}: {(last.line or '').strip()}"[:300])
-    return " ".join(lines)
+def source_line(source: str, lineno: int | None) -> str:
+    """Line `lineno` (1-based) of `source`, stripped; "" when there is no such line."""
+    lines = source.splitlines()
+    return lines[lineno - 1].strip()[:200] if lineno and 0 < lineno <= len(lines) else ""
+
+
+def program_frames(exc: BaseException, sources: dict[str, str]) -> list[list]:
+    """[file, line, function, source line] of each frame of `exc`'s traceback whose file is one of `sources`
+    (file name to its text: compiled code has no file to read lines from), outermost first."""
+    summary = traceback.StackSummary.extract(traceback.walk_tb(exc.__traceback__), lookup_lines=False)
+    return [[f.filename, f.lineno or 0, f.name, source_line(sources[f.filename], f.lineno)]
+            for f in summary if f.filename in sources]
+
+
+def at(frame: list) -> str:
+    """`file:line: source` for one of `program_frames`, without the colon when the source line is unknown."""
+    file, line, _, text = frame
+    return f"{file}:{line}: {text}" if text else f"{file}:{line}"
+
+
+def exception_message(exc: BaseException) -> str:
+    """str(exc), at most 500 characters; never raises (the program may have written that __str__)."""
+    try:
+        return str(exc)[:500]
+    except BaseException:  # noqa: BLE001 - a broken __str__ still leaves the type
+        return "<unprintable message>"
+
+
+def exception_text(exc: BaseException) -> str:
+    """`Type: message`, or just `Type` when the message is empty."""
+    message = exception_message(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def describe(exc: BaseException, sources: dict[str, str]) -> str:
+    """One line: the exception's type and message, then its innermost frame in `sources`, with its source line."""
+    frames = program_frames(exc, sources)
+    return exception_text(exc) + (f" at {at(frames[-1])}"[:300] if frames else "")
 
 
 def _exit_code_of(exc: SystemExit) -> int:
@@ -74,6 +107,7 @@ def _new_namespace(name: str) -> dict[str, Any]:
 
 def run_stdio(code: str) -> None:
     """Run the program as a script; exit with its status. The parent judges stdout."""
+    linecache.cache["solution.py"] = (len(code), None, code.splitlines(True), "solution.py")  # traceback's lines
     try:
         exec(compile_standalone(code, "solution.py"), _new_namespace("__main__"))
     except SystemExit as exc:
@@ -93,8 +127,8 @@ def run_stdio(code: str) -> None:
 class ProgramServer:
     """The program's namespace and the objects handed out as handles; one request, one reply."""
 
-    def __init__(self, ns: dict) -> None:
-        self.ns, self.objects = ns, {}
+    def __init__(self, ns: dict, code: str = "") -> None:
+        self.ns, self.objects, self.sources = ns, {}, {"solution.py": code}
 
     def reply_to(self, request: Any) -> tuple:
         op = request[0]
@@ -159,7 +193,7 @@ def _send(message: tuple) -> None:
     try:
         payload = wire.encode(message)
     except wire.WireError as exc:
-        payload = wire.encode(("raised", "TypeError", f"the program's answer cannot be judged: {exc}"))
+        payload = wire.encode(("raised", "TypeError", f"the program's answer cannot be judged: {exc}", ""))
     wire.write_frame(CANDIDATE_OUT, payload)
 
 
@@ -170,9 +204,9 @@ def run_serve(code: str) -> None:
         exec(compile_standalone(code, "solution.py"), ns)
         _send(("loaded", exported_names(ns)))
     except BaseException as exc:  # noqa: BLE001 - a program that fails to load fails every test
-        _send(("load_error", describe(exc)))
+        _send(("load_error", describe(exc, {"solution.py": code})))
         _flush_and_exit(0)
-    server = ProgramServer(ns)
+    server = ProgramServer(ns, code)
     while True:
         try:
             request = wire.decode(wire.read_frame(CANDIDATE_IN))
@@ -182,10 +216,12 @@ def run_serve(code: str) -> None:
 
 
 def _answer(server: ProgramServer, request: Any) -> tuple:
+    """The reply to one request; an exception is sent as (type name, message, where the program raised it)."""
     try:
         return server.reply_to(request)
     except BaseException as exc:  # noqa: BLE001 - SystemExit, MemoryError... all are the call's outcome
-        return ("raised", type(exc).__name__, describe(exc))
+        frames = program_frames(exc, server.sources)
+        return ("raised", type(exc).__name__, exception_message(exc), at(frames[-1])[:300] if frames else "")
 
 
 # ---------------------------------------------------------------- trace
@@ -215,37 +251,81 @@ def _snapshot(variables: dict, borrowed: tuple[str, ...] = ()) -> dict[str, str]
     return out
 
 
-def run_trace(job: dict) -> None:
-    """Run the program (and optionally a call) under settrace; report each scope's final variable values."""
-    scopes: dict[str, dict[str, str]] = {}
+def _qualname(code) -> str:
+    return getattr(code, "co_qualname", code.co_name)
 
+
+def run_trace(job: dict) -> None:
+    """Run the program (and optionally a call) under settrace; report each scope's final variable values, what the
+    call returned, and, when it raised, the exception with its frames and the variables as they were at the crash."""
+    scopes: dict[str, dict[str, str]] = {}
+    ns = _new_namespace("__main__" if job.get("call") is None else "solution")
+    exc, returned = _traced_run(job, ns, scopes)
+    scopes.pop("<module>", None)
+    scopes["<module>"] = _snapshot({k: v for k, v in ns.items() if not callable(v) and type(v).__name__ != "module"})
+    record = {"event": "trace", "scopes": scopes, "returned": returned, **_exception_record(exc, job)}
+    os.write(REPORT_FD, json.dumps(record, default=repr).encode() + b"\n")
+    _flush_and_exit(0)
+
+
+def _tracer(scopes: dict):
+    """A settrace hook that records a program frame's variables in `scopes` each time the frame returns."""
     def local_tracer(frame, event, _arg):
         if event == "return":
-            code = frame.f_code
-            scopes[getattr(code, "co_qualname", code.co_name)] = _snapshot(frame.f_locals, code.co_freevars)
+            scopes[_qualname(frame.f_code)] = _snapshot(frame.f_locals, frame.f_code.co_freevars)
         return local_tracer
 
     def global_tracer(frame, _event, _arg):
         return local_tracer if frame.f_code.co_filename in ("solution.py", "call.py") else None
+    return global_tracer
 
-    ns = _new_namespace("__main__" if job.get("call") is None else "solution")
-    error = None
-    sys.settrace(global_tracer)
+
+def _traced_run(job: dict, ns: dict, scopes: dict) -> tuple[BaseException | None, dict | None]:
+    """Run under the tracer, filling `scopes`: (the exception that stopped the program, or None; the call's value)."""
+    sys.settrace(_tracer(scopes))
     try:
         exec(compile_standalone(job["code"], "solution.py"), ns)
-        if job.get("call") is not None:
-            eval(compile_standalone(job["call"], "call.py", "eval"), ns)
+        call = job.get("call")
+        value = _NO_CALL if call is None else eval(compile_standalone(call, "call.py", "eval"), ns)
     except SystemExit:
-        pass
-    except BaseException as exc:  # noqa: BLE001 - a program that raises reports the exception, not values
-        error = describe(exc)
+        value = _NO_CALL
+    except BaseException as exc:  # noqa: BLE001 - a program that raises reports the exception and where it was
+        sys.settrace(None)
+        _crash_scopes(exc, scopes)
+        return exc, None
     finally:
         sys.settrace(None)
-    scopes.pop("<module>", None)
-    scopes["<module>"] = _snapshot({k: v for k, v in ns.items() if not callable(v) and type(v).__name__ != "module"})
-    record = json.dumps({"event": "trace", "scopes": {} if error else scopes, "error": error}, default=repr)
-    os.write(REPORT_FD, record.encode() + b"\n")
-    _flush_and_exit(0)
+    return None, None if value is _NO_CALL else _returned(value)
+
+
+def _crash_scopes(exc: BaseException, scopes: dict) -> None:
+    """Each function on the crash's traceback as it was when the exception left it; the innermost call wins."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == "solution.py" and code.co_name != "<module>":
+            scopes[_qualname(code)] = _snapshot(tb.tb_frame.f_locals, code.co_freevars)
+        tb = tb.tb_next
+
+
+def _returned(value: Any) -> dict:
+    """The call's value: its type, its literal repr (`literal`), or a shortened plain repr when it has none."""
+    literal = _literal_repr(value)
+    try:
+        text = repr(value)[:MAX_REPR] if literal is None else literal
+    except BaseException:  # noqa: BLE001 - the program's own __repr__ may raise
+        text = "<unrepresentable>"
+    return {"type": type(value).__name__, "repr": text, "literal": literal is not None}
+
+
+def _exception_record(exc: BaseException | None, job: dict) -> dict:
+    """`error` (one line) and `exception` (type, message, program frames outermost first) of the trace record."""
+    if exc is None:
+        return {"error": None, "exception": None}
+    sources = {"solution.py": job["code"], "call.py": job.get("call") or ""}
+    frames = program_frames(exc, sources)[-50:]
+    return {"error": describe(exc, sources), "exception": {"type": type(exc).__name__,
+                                                           "message": exception_message(exc), "frames": frames}}
 
 
 def run_candidate(job: dict) -> None:

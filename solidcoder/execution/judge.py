@@ -11,13 +11,17 @@ and their stdout is compared here in the parent, so expected outputs never enter
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from solidcoder.execution.compare import first_difference, matches_any
 from solidcoder.execution.executor import Executor
+from solidcoder.execution.harness import source_line
 from solidcoder.execution.sandbox import ExecResult, Limits
 from solidcoder.problem import Problem, TestCase
 
+# A frame of the program in a traceback on stderr (stdio runs print one, as `python solution.py` would).
+_TRACEBACK_LINE = re.compile(r'^  File "solution\.py", line ([0-9]{1,9}), in ', re.MULTILINE)
 # How a finished sandbox run maps onto a test that got no verdict from the harness.
 _RUN_STATUS_TO_VERDICT = {"ok": "error", "runtime_error": "error", "killed": "error"}
 
@@ -110,23 +114,24 @@ class Judge:
         how = (output_match, self.tolerance if tolerance is None else tolerance)
         if stop_at_first_failure:
             for index, test in enumerate(tests):
-                report.verdicts.append(self._stdio_verdict(index, test, self.pool.run(job, test.stdin, limits), *how))
+                result = self.pool.run(job, test.stdin, limits)
+                report.verdicts.append(self._stdio_verdict(index, test, result, *how, code=code))
                 if not report.verdicts[-1].passed:
                     break
             return report
         results = self.pool.map([(job, test.stdin or "", limits) for test in tests])
-        report.verdicts = [self._stdio_verdict(i, t, r, *how)
+        report.verdicts = [self._stdio_verdict(i, t, r, *how, code=code)
                            for i, (t, r) in enumerate(zip(tests, results, strict=True))]
         return report
 
     def _stdio_verdict(self, index: int, test: TestCase, result: ExecResult, output_match: str = "tokens",
-                       tolerance: float | None = None) -> TestVerdict:
+                       tolerance: float | None = None, code: str = "") -> TestVerdict:
         tol = self.tolerance if tolerance is None else tolerance
         verdict = TestVerdict(index, "fail", stdin=test.stdin, expected=test.outputs[0], actual=result.stdout,
                               wall_s=result.wall_s)
         if result.status != "ok":
             verdict.status = _RUN_STATUS_TO_VERDICT.get(result.status, result.status)
-            verdict.detail = _run_problem(result)
+            verdict.detail = _run_problem(result, code)
         elif matches_any(result.stdout, test.outputs, tol, output_match):
             verdict.status = "pass"
         else:
@@ -140,17 +145,32 @@ def _harness_test(test: TestCase, tolerance: float) -> dict:
     return {"kind": "call", "call": test.call, "expected": test.expected, "tolerance": tolerance}
 
 
-def _run_problem(result: ExecResult) -> str:
-    """A one-line account of why a run did not finish normally, for verdict details."""
+def _run_problem(result: ExecResult, code: str = "") -> str:
+    """A one-line account of why a run did not finish normally, for verdict details: what happened, the last line
+    of stderr (a traceback's `Type: message`), and the program's innermost line in that traceback."""
     if result.status == "sandbox_error":
         return f"sandbox error: {result.detail}"
-    tail = result.stderr.strip().splitlines()[-1:] if result.stderr.strip() else []
     if result.status == "ok":
         return "the program exited before the tests finished"
+    tail = result.stderr.strip().splitlines()[-1:] if result.stderr.strip() else []
     what = {"timeout": "time limit exceeded", "memory_limit": "memory limit exceeded",
             "output_limit": "output limit exceeded", "killed": f"killed by signal {result.signal}"}
-    return what.get(result.status, f"runtime error (exit {result.exit_code}, signal {result.signal})") + (
-        f": {tail[0]}" if tail else "")
+    return what.get(result.status, _runtime_error(result)) + (f": {tail[0]}" if tail else "") + _crash_line(
+        result.stderr, code)
+
+
+def _runtime_error(result: ExecResult) -> str:
+    return f"runtime error (signal {result.signal})" if result.signal else f"runtime error (exit {result.exit_code})"
+
+
+def _crash_line(stderr: str, code: str) -> str:
+    """` at solution.py:N: source` for the last frame of the program in a traceback on stderr, else ""."""
+    lines = _TRACEBACK_LINE.findall(stderr)
+    if not lines:
+        return ""
+    line = int(lines[-1])
+    source = source_line(code, line)
+    return f" at solution.py:{line}: {source}" if source else f" at solution.py:{line}"
 
 
 def _call_verdicts(result: ExecResult, start: int, batch: list[TestCase]) -> tuple[list[TestVerdict], bool]:

@@ -29,7 +29,7 @@ from typing import Any
 
 from solidcoder.execution import wire
 from solidcoder.execution.compare import strict_equal
-from solidcoder.execution.harness import MAX_REPR, compile_standalone, describe
+from solidcoder.execution.harness import MAX_REPR, at, compile_standalone, exception_text, program_frames
 from solidcoder.execution.integrity import Integrity
 
 REQUESTS, REPLIES, PIDFD, REPORT_FD = 4, 5, 6, 3
@@ -107,7 +107,7 @@ class Remote:
         if reply[0] == "handle" and not self._constructs:
             self._channel.kill(f"answered a call of {self._label} with an object of its own")
             raise CandidateLost(self._channel.lost)
-        return _incoming(self._channel, reply, args, self._label)
+        return _incoming(self._channel, reply, args)
 
     def __repr__(self) -> str:
         return f"<program's {self._label}>"
@@ -130,7 +130,7 @@ class RemoteObject:
         reply = channel.ask(("getattr", handle, name))
         if reply[0] == "callable":
             return Remote(channel, ("attr", handle, name), f"{class_name}.{name}")
-        return _incoming(channel, reply, (), f"{class_name}.{name}")
+        return _incoming(channel, reply, ())
 
     def __repr__(self) -> str:
         return f"<program's {object.__getattribute__(self, '_sc')[2]} object>"
@@ -148,17 +148,29 @@ def _outgoing(value: Any) -> Any:
     return wire.Handle(object.__getattribute__(value, "_sc")[1]) if type(value) is RemoteObject else value
 
 
-def _incoming(channel: Channel, reply: tuple, args: tuple, label: str) -> Any:
+def _incoming(channel: Channel, reply: tuple, args: tuple) -> Any:
     kind = reply[0]
     if kind == "value" and len(reply) == 3:
         _apply_mutations(args, reply[2])
         return reply[1]
     if kind == "handle" and len(reply) == 3 and type(reply[1]) is int:
         return RemoteObject(channel, reply[1], str(reply[2]))
-    if kind == "raised" and len(reply) == 3:
-        raise _BUILTIN_ERRORS.get(str(reply[1]), ProgramError)(f"{label} raised {str(reply[2])[:500]}")
+    if kind == "raised" and len(reply) == 4:
+        raise _program_raised(str(reply[1])[:100], str(reply[2])[:500], str(reply[3])[:300])
     channel.kill("sent a reply that is not a message")
     raise CandidateLost(channel.lost)
+
+
+def _program_raised(name: str, message: str, where: str) -> Exception:
+    """The program's exception as the test sees it: the builtin class of that name with the program's message (a
+    class of the program's own is a ProgramError naming it); `program_raised` keeps its text and where it was."""
+    text = f"{name}: {message}" if message else name
+    try:
+        exc = _BUILTIN_ERRORS[name](message)
+    except (KeyError, TypeError):  # not a builtin name, or a class that takes other arguments (UnicodeDecodeError)
+        exc = ProgramError(text)
+    exc.program_raised = (text, where)
+    return exc
 
 
 def _apply_mutations(args: tuple, changes: Any) -> None:
@@ -257,10 +269,19 @@ def _guarded(test: dict, base: dict, channel: Channel, job: dict) -> dict:
     except CandidateLost as exc:
         verdict = {"ok": False, "error": str(exc), "lost": True}
     except BaseException as exc:  # noqa: BLE001 - whatever the test raised is that test's failure
-        verdict = {"ok": False, "error": describe(exc, "test.py")}
+        verdict = {"ok": False, "error": _failure(exc, test)}
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     return _settled(verdict, channel, job)
+
+
+def _failure(exc: BaseException, test: dict) -> str:
+    """One line: the exception's type and message once, where the program raised it, then the test's line."""
+    text, where = getattr(exc, "program_raised", (exception_text(exc), ""))
+    frames = program_frames(exc, {"test.py": test.get("call") or test.get("script") or ""})
+    places = [f"at {where}"] if where else []
+    places += [f"{'called from' if where else 'at'} {at(frames[-1])}"] if frames else []
+    return " ".join(filter(None, [text, ", ".join(places)]))
 
 
 def _settled(verdict: dict, channel: Channel, job: dict) -> dict:
