@@ -4,7 +4,9 @@ Lookup order (first hit wins): `--prompts DIR`, `$SOLIDCODER_PROMPTS`, the user 
 (`$XDG_CONFIG_HOME/solidcoder/prompts`, else `~/.config/solidcoder/prompts`), then the built-ins shipped with the
 package. A template is named by its path without `.j2`, e.g. "paper/code". Rendering uses StrictUndefined, so a
 missing variable is an error, never a silently empty prompt. A rendered template becomes chat messages by marker
-lines `=== system ===`, `=== user ===`, `=== assistant ===` (see prompts/README.md).
+lines `=== system ===`, `=== user ===`, `=== assistant ===` (see prompts/README.md); `check_templates` (`prompts
+check`, and `solve` before its first model call) also rejects a template with no user message or a malformed
+marker. `export` writes nothing when it would overwrite a file with other content (an edited copy), unless forced.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
 
 SUFFIX = ".j2"
 _MARKER = re.compile(r"^=== (system|user|assistant) ===[ \t]*$", re.MULTILINE)
+# A line meant as a marker: a role's name after `=` (`=== User ===`, `=== user`, ` === user ===`, `==user==`). A
+# misspelt role (`=== usr ===`) is text: before the first marker an error, else it leaves no user message.
+_HEADER_LIKE = re.compile(r"^[ \t]*=+[ \t]*(?i:system|user|assistant)\b.*$", re.MULTILINE)
+_HEADERS_ARE = "a message starts at a line that is exactly '=== system ===', '=== user ===' or '=== assistant ==='"
 
 _COMMON = {"problem", "language", "io_mode", "entry_point"}
 
@@ -180,15 +186,37 @@ class PromptLibrary:
         """The rendered template as chat messages, each carrying the template's name."""
         return split_messages(self.render(name, **variables), template=name)
 
-    def export(self, dest: Path) -> list[Path]:
-        """Copy every visible template (the winning file for each name) under `dest`, keeping names."""
-        written = []
-        for src in self.sources():
-            target = dest / (src.name + SUFFIX)
+    def export(self, dest: Path, force: bool = False) -> list[Path]:
+        """Copy every visible template (the winning file for each name) under `dest`, keeping names. A file there
+        with other content (an edited template) is overwritten only with `force`; else nothing is written."""
+        pairs = [(src.path, dest / (src.name + SUFFIX)) for src in self.sources()]
+        _check_export(dest, pairs, force)
+        for path, target in pairs:
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src.path, target)
-            written.append(target)
-        return written
+            shutil.copyfile(path, target)
+        return [target for _, target in pairs]
+
+
+def _check_export(dest: Path, pairs: list[tuple[Path, Path]], force: bool) -> None:
+    """Raise `BadInput`, before anything is written, when an export could not write every file or, without `force`,
+    would overwrite a file whose content differs from its template's."""
+    blocked = next(filter(None, (_in_the_way(dest, target) for _, target in pairs)), None)
+    if blocked is not None:
+        raise BadInput(f"cannot export to {dest}: {blocked}")
+    edited = [target for path, target in pairs if target.exists() and target.read_bytes() != path.read_bytes()]
+    if edited and not force:
+        more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
+        raise BadInput(f"{edited[0]} exists and differs from the template{more}; nothing written: use --force to "
+                       "overwrite")
+
+
+def _in_the_way(dest: Path, target: Path) -> str | None:
+    """Why `target` cannot be written: a directory where the file goes, or a file where one of its folders (up to
+    `dest`) goes; None when nothing is in the way."""
+    if target.is_dir():
+        return f"{target} is a directory"
+    folders = [folder for folder in target.parents if folder == dest or dest in folder.parents]
+    return next((f"{f} is a file, not a directory" for f in folders if f.exists() and not f.is_dir()), None)
 
 
 def split_messages(text: str, template: str | None = None) -> list[Message]:
@@ -223,12 +251,39 @@ def sample_variables(name: str, io_mode: str = "call") -> dict[str, str]:
 
 
 def check_templates(library: PromptLibrary) -> list[str]:
-    """Render every known template in both I/O modes; raise `BadInput` at the first broken one."""
+    """Render every known template in both I/O modes and split it into messages; raise `BadInput` at the first
+    broken one."""
     for name in TEMPLATE_VARIABLES:
         _check_declared(library, name)
         for mode in ("call", "stdin"):
-            library.messages(name, **sample_variables(name, mode))
+            _check_messages(library, name, mode)
     return list(TEMPLATE_VARIABLES)
+
+
+def _check_messages(library: PromptLibrary, name: str, mode: str) -> None:
+    """A chat template's message headers are well formed and one of its messages is the user's (text without any
+    header is one user message); a plain-text template is only rendered."""
+    text = library.render(name, **sample_variables(name, mode))
+    if name in PLAIN_TEXT_TEMPLATES:
+        return
+    path = library.source(name).path
+    _check_headers(path, text)
+    try:
+        roles = [message.role for message in split_messages(text, template=name)]
+    except BadInput as exc:
+        raise BadInput(f"{path}: {exc}") from None
+    if "user" not in roles:
+        raise BadInput(f"{path}: no '=== user ===' message (rendered with io_mode={mode} it holds only: "
+                       f"{', '.join(roles) or 'nothing'}); {_HEADERS_ARE}")
+
+
+def _check_headers(path: Path, text: str) -> None:
+    """Raise at the first line that looks like a message header and is not one, e.g. `=== User ===`."""
+    for found in _HEADER_LIKE.finditer(text):
+        if not _MARKER.fullmatch(found.group(0)):
+            header = found.group(0).strip()
+            line = _line_of(path.read_text(), header)
+            raise BadInput(f"{path}:{line}: malformed message header {header!r}; {_HEADERS_ARE}")
 
 
 def _check_declared(library: PromptLibrary, name: str) -> None:
@@ -244,6 +299,11 @@ def _check_declared(library: PromptLibrary, name: str) -> None:
         raise BadInput(f"{path}:{exc.lineno}: template syntax error: {exc.message}") from None
     unknown = sorted(used - TEMPLATE_VARIABLES[name])
     if unknown:
-        line = next((i for i, text in enumerate(source.splitlines(), 1) if unknown[0] in text), 1)
+        line = _line_of(source, unknown[0])
         known = ", ".join(sorted(TEMPLATE_VARIABLES[name]))
         raise BadInput(f"{path}:{line}: template uses an unknown variable {unknown[0]!r}; {name} receives: {known}")
+
+
+def _line_of(source: str, needle: str) -> int:
+    """The number of the first line of `source` that holds `needle` (1 when none does)."""
+    return next((i for i, text in enumerate(source.splitlines(), 1) if needle in text), 1)

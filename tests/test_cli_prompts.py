@@ -65,3 +65,28 @@ def test_check_reports_broken_override_with_exit_2(tmp_path):
     (syntax / "code.j2").write_text("=== user ===\n{{ problem \n")
     done = cli("prompts", "check", "--prompts", str(tmp_path / "syntax"), tmp_path=tmp_path)
     assert done.returncode == 2 and f"{syntax / 'code.j2'}:" in done.stderr and "syntax error" in done.stderr
+
+
+def test_export_over_an_edited_copy_exits_2_writing_nothing_until_force(tmp_path):
+    out = tmp_path / "exported"
+    assert cli("prompts", "export", str(out), tmp_path=tmp_path).returncode == 0
+    assert cli("prompts", "export", str(out), tmp_path=tmp_path).returncode == 0  # identical files: nothing to lose
+    (out / "paper" / "judge.j2").write_text("my edit\n")
+    (out / "paper" / "plan.j2").unlink()
+    done = cli("prompts", "export", str(out), tmp_path=tmp_path)
+    assert (done.returncode, len(done.stderr.strip().splitlines()), done.stdout) == (2, 1, "")
+    assert f"{out / 'paper' / 'judge.j2'} exists and differs" in done.stderr and "--force" in done.stderr
+    assert (out / "paper" / "judge.j2").read_text() == "my edit\n" and not (out / "paper" / "plan.j2").exists()
+    assert cli("prompts", "export", str(out), "--force", tmp_path=tmp_path).returncode == 0
+    assert (out / "paper" / "judge.j2").read_text() == (REPO / "prompts" / "paper" / "judge.j2").read_text()
+    assert len(list(out.rglob("*.j2"))) == len(TEMPLATE_VARIABLES)
+
+
+def test_check_rejects_a_template_that_lost_its_user_header(tmp_path):
+    mine = tmp_path / "mine" / "strategies"
+    mine.mkdir(parents=True)
+    built_in = (REPO / "prompts" / "strategies" / "direct.j2").read_text()
+    (mine / "direct.j2").write_text(built_in.replace("=== user ===\n", ""))
+    done = cli("prompts", "check", "--prompts", str(tmp_path / "mine"), tmp_path=tmp_path)
+    assert (done.returncode, len(done.stderr.strip().splitlines())) == (2, 1)
+    assert f"{mine / 'direct.j2'}: no '=== user ===' message" in done.stderr

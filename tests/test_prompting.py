@@ -3,6 +3,8 @@ the file, line and variable."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from jinja2 import meta
 
@@ -133,3 +135,50 @@ def test_export_copies_the_winning_files(clean_env):
     assert (clean_env / "out" / "paper" / "code.j2").read_text() == "mine"
     builtin = (builtin_dir() / "paper" / "debug.j2").read_text()
     assert (clean_env / "out" / "paper" / "debug.j2").read_text() == builtin
+
+
+DIRECT_WITHOUT_USER = "=== system ===\nReply with code.\n{{ problem }} {{ language }} {{ io_mode }} {{ entry_point }}\n"
+
+
+def test_check_rejects_a_template_without_a_user_message(clean_env):
+    path = write(clean_env / "p", "strategies/direct", DIRECT_WITHOUT_USER)
+    with pytest.raises(BadInput, match=rf"^{re.escape(str(path))}: no '=== user ===' message .* only: system\)"):
+        check_templates(PromptLibrary.from_env(clean_env / "p"))
+
+
+@pytest.mark.parametrize("header", ["=== User ===", "=== user", " === user ===", "==user==", "=== user === now"])
+def test_check_rejects_a_malformed_header_naming_file_and_line(header, clean_env):
+    text = f"=== system ===\nReply with code.\n{header}\n{{{{ problem }}}}\n"
+    path = write(clean_env / "p", "strategies/direct", text)
+    with pytest.raises(BadInput) as info:
+        check_templates(PromptLibrary.from_env(clean_env / "p"))
+    assert str(info.value).startswith(f"{path}:3: malformed message header {header.strip()!r}")
+
+
+def test_check_names_the_file_of_text_before_the_first_header_and_accepts_a_template_without_headers(clean_env):
+    path = write(clean_env / "p", "strategies/direct", "Reply with code.\n=== user ===\n{{ problem }}\n")
+    with pytest.raises(BadInput, match=rf"^{re.escape(str(path))}: prompt has text before its first"):
+        check_templates(PromptLibrary.from_env(clean_env / "p"))
+    write(clean_env / "p", "strategies/direct", "Solve {{ problem }} in {{ language }}.\n")  # one user message
+    assert "strategies/direct" in check_templates(PromptLibrary.from_env(clean_env / "p"))
+
+
+def test_export_refuses_to_overwrite_an_edited_file_and_writes_nothing(clean_env):
+    library, out = PromptLibrary.from_env(), clean_env / "out"
+    assert len(library.export(out)) == len(library.export(out)) == len(TEMPLATE_VARIABLES)  # identical: no conflict
+    (out / "paper" / "debug.j2").write_text("my edit")
+    (out / "paper" / "code.j2").unlink()
+    with pytest.raises(BadInput) as info:
+        library.export(out)
+    message = str(info.value)
+    assert message.startswith(f"{out / 'paper' / 'debug.j2'} exists and differs") and "use --force" in message
+    assert (out / "paper" / "debug.j2").read_text() == "my edit" and not (out / "paper" / "code.j2").exists()
+    library.export(out, force=True)
+    assert (out / "paper" / "debug.j2").read_text() == (builtin_dir() / "paper" / "debug.j2").read_text()
+    assert (out / "paper" / "code.j2").is_file()
+
+
+def test_export_into_a_file_is_bad_input(clean_env):
+    (clean_env / "out").write_text("not a folder")
+    with pytest.raises(BadInput, match="is a file, not a directory"):
+        PromptLibrary.from_env().export(clean_env / "out", force=True)

@@ -1,9 +1,12 @@
-"""`strip_self_tests`: a call program keeps its definitions and loses the self-test a model appends to it."""
+"""Cleaning up the program in a reply: `strip_self_tests` (a call program keeps its definitions and loses the
+self-test a model appends to it) and `extract_code` on a reply that fenced no code (the unfenced program is read,
+prose that happens to compile is not)."""
 
 from __future__ import annotations
 
 import pytest
 
+from solidcoder.stages.base import extract_code
 from solidcoder.stages.sanitize import strip_self_tests
 
 FUNCTION = ("from collections import Counter\n\nLIMIT = 10\n\n\n"
@@ -41,3 +44,32 @@ def test_a_module_constant_built_by_an_imported_function_is_kept_and_one_built_b
 @pytest.mark.parametrize("code", ["def f(:\n    pass\nf()\n", "print(sum(map(int, input().split())))\n"])
 def test_a_program_that_does_not_parse_or_defines_nothing_is_left_alone(code):
     assert strip_self_tests(code) == code
+
+
+ADD = "def add(a, b):\n    return a + b\n"
+STDIN = "import sys\nn = int(sys.stdin.readline())\n\nprint(n * 2)\n"
+
+
+@pytest.mark.parametrize("reply, program", [
+    ("def f(x):\n    return x + 1", "def f(x):\n    return x + 1\n"),
+    (f"Here is the function:\n\n{ADD}\nIt adds the two numbers.", ADD),
+    (f"Solution\n{ADD}Complexity: O(1)\n", ADD),  # both compile (a name, an annotation): prose all the same
+    ("Sure! Read n and double it:\n\n" + "".join(f"    {line}\n" for line in STDIN.splitlines()) + "\nDone.", STDIN),
+    ("n = int(input())\nprint(n * 2)", "n = int(input())\nprint(n * 2)\n"),
+    (f"Memoised:\n@cache\n{ADD}", f"@cache\n{ADD}"),
+])
+def test_a_reply_without_a_fence_gives_the_program_it_holds(reply, program):
+    assert extract_code(reply) == program
+
+
+@pytest.mark.parametrize("reply", [
+    "Yes", "x = 1", "print(42)", "The answer is 42.", "Change the line to:\nresult = a + b\n",
+    "Complexity: O(n)", "```text\nn = int(input())\n```\nThat is the input format.",
+])
+def test_prose_and_other_fenced_blocks_are_no_program(reply):
+    assert extract_code(reply) == ""
+
+
+def test_a_fenced_block_still_wins_over_unfenced_code():
+    reply = f"def wrong(a, b):\n    return a - b\n\n```python\n{ADD}```\n"
+    assert extract_code(reply) == ADD

@@ -4,7 +4,10 @@ them. Every strategy reads replies with these; none talks to a model here (that 
 
 from __future__ import annotations
 
+import ast
+import codeop
 import re
+import textwrap
 from dataclasses import dataclass
 
 from solidcoder.problem import Problem, TestCase
@@ -35,14 +38,94 @@ def cut_off_block(text: str) -> str | None:
 
 def extract_code(text: str) -> str:
     """The program in a reply: the longest Python (or untagged) block that compiles, else the longest block; a block
-    cut off by the completion cap only when no closed block compiles."""
+    cut off by the completion cap only when no closed block compiles; with no such block, code written without a
+    fence (`unfenced_code`)."""
     blocks = [body for tag, body in _FENCE.findall(text) if tag.lower() in PYTHON_TAGS]
     if not any(map(_compiles, blocks)) and (cut := cut_off_block(text)):
         return cut
     if not blocks:
-        return text.strip() + "\n" if _compiles(text) else ""
+        return unfenced_code(text)
     ranked = sorted(blocks, key=lambda body: (_compiles(body), len(body)), reverse=True)
     return ranked[0].strip("\n") + "\n"
+
+
+def unfenced_code(text: str) -> str:
+    """The program in a reply that fenced none: its longest run of whole lines that compiles (dedented) and defines a
+    function or class or reads standard input, less the bare expressions and annotations at the run's ends (prose
+    such as `Solution` or `Complexity: O(n)` compiles too); "" when there is none. Fenced blocks are never read."""
+    lines = _FENCE.sub("\n```\n", text).splitlines()
+    found, start = [], 0
+    while start < len(lines):
+        size = _compiling_run(lines, start) if _may_start(lines[start]) else 0
+        found.append(_program_in(textwrap.dedent("\n".join(lines[start:start + size]))) if size else "")
+        start += max(size, 1)
+    return max(found, key=len, default="")
+
+
+def _may_start(line: str) -> bool:
+    """Whether a statement can begin on `line`: the cheap test before compiling the lines from it."""
+    try:
+        codeop.compile_command(line.strip(), symbol="exec")
+    except (SyntaxError, ValueError, OverflowError):
+        return False
+    return bool(line.strip())
+
+
+def _compiling_run(lines: list[str], start: int) -> int:
+    """How many lines from `start`, none indented less than it, make the longest run that compiles once dedented
+    (0: none); a syntax error cuts the run back to the line before it."""
+    end = _block_end(lines, start)
+    while end > start:
+        try:
+            compile(textwrap.dedent("\n".join(lines[start:end])), "<reply>", "exec")
+            return end - start
+        except (SyntaxError, ValueError) as exc:
+            end = min(end - 1, start + (getattr(exc, "lineno", None) or end - start) - 1)
+    return 0
+
+
+def _block_end(lines: list[str], start: int) -> int:
+    """The index of the first line after `start` that is indented less than it (blank lines do not count)."""
+    depth = _indent(lines[start])
+    return next((i for i in range(start, len(lines)) if lines[i].strip() and _indent(lines[i]) < depth), len(lines))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _program_in(source: str) -> str:
+    """`source` (which compiles) from its first to its last statement that is not prose-like, when those define a
+    function or class or read standard input; else ""."""
+    body = ast.parse(source).body
+    kept = [i for i, stmt in enumerate(body) if not _prose_like(stmt)]
+    if not kept or not _defines_or_reads(body[kept[0]:kept[-1] + 1]):
+        return ""
+    first, last = body[kept[0]], body[kept[-1]]
+    start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", []))])
+    return "\n".join(source.splitlines()[start - 1:last.end_lineno]).strip("\n") + "\n"
+
+
+def _prose_like(stmt: ast.stmt) -> bool:
+    """A statement a sentence can parse as: a bare expression that calls nothing (`Solution`, `Yes`) or an
+    annotation without a value (`Note: x`)."""
+    if isinstance(stmt, ast.AnnAssign):
+        return stmt.value is None
+    return isinstance(stmt, ast.Expr) and not isinstance(stmt.value, ast.Call)
+
+
+def _defines_or_reads(stmts: list[ast.stmt]) -> bool:
+    """Whether the statements define a function or class, or read standard input (`input`, `stdin`, `open(0)`)."""
+    if any(isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for stmt in stmts):
+        return True
+    return any(map(_reads_stdin, (node for stmt in stmts for node in ast.walk(stmt))))
+
+
+def _reads_stdin(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open" and node.args:
+        return isinstance(node.args[0], ast.Constant) and node.args[0].value == 0
+    return isinstance(node, ast.Name) and node.id in ("input", "stdin") or isinstance(node, ast.Attribute) and \
+        node.attr == "stdin"
 
 
 def _compiles(source: str) -> bool:
