@@ -1,7 +1,9 @@
 """The `solidcoder` command line: parse options, call the library, print results.
 
 Every command is thin. Bad input raises `BadInput`, which the command group (`_Commands`) turns into one line on
-stderr and exit code 2. A flag means the same on every command that has it (see docs/cli.md).
+stderr and exit code 2. A flag means the same on every command that has it (see docs/cli.md). Help reads as the
+docs write it (`_Command`, `_readable`): `-h` or `--help` on every command, `solve [OPTIONS] PROBLEM`, `--workers N`,
+a flag with nothing after it, and one example per command; `solidcoder --version` prints the version.
 """
 
 from __future__ import annotations
@@ -11,13 +13,64 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from solidcoder.errors import BadInput
 
+VALUE_NAMES = {"int": "N", "integer": "N", "integer range": "N", "float": "NUMBER", "float range": "NUMBER",
+               "path": "PATH"}
+HELP = {"help_option_names": ["-h", "--help"]}  # context settings: children inherit them
 
-class _Commands(TyperGroup):
-    """The command group: `BadInput` raised anywhere below becomes one line on stderr and exit code 2."""
+
+class _Argument(TyperArgument):
+    """A positional argument as the docs write it: `PROBLEM` (`[PROBLEM]` when optional), no type beside it."""
+
+    def _usage_display_name(self) -> str:
+        return self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+
+    def display_type_rich(self, ctx) -> None:
+        return None
+
+
+def _readable(params: list) -> None:
+    """Name each argument in capitals (`RUN_DIR...`), each option's value by its kind unless the option names it
+    (`--workers N`, `--model [ROLE=]MODEL`), and nothing after a flag; typer would write `{problem}`, `<bool>`."""
+    for param in params:
+        if isinstance(param, TyperArgument):
+            param.__class__ = _Argument  # a subclass that only changes how help shows it
+            param.metavar = param.metavar or param.name.upper() + ("..." if param.nargs != 1 else "")
+        elif param.metavar is None:
+            param.metavar = "" if param.is_flag else VALUE_NAMES.get(_kind(param), "TEXT")
+
+
+def _kind(param) -> str:
+    """The option's click type name (typer up to 0.2x), or its annotation's (later typer keeps the annotation)."""
+    if getattr(param, "type", None) is not None:
+        return param.type.name
+    described = param.type_descriptor
+    return "path" if described.is_path else getattr(described.annotation, "__name__", "")
+
+
+class _ReadableHelp:
+    """Mixin for commands and groups: their parameters and their help option shown as `_readable` names them."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _readable(self.params)
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        _readable([option] if option is not None else [])
+        return option
+
+
+class _Command(_ReadableHelp, TyperCommand):
+    """Every command's class (`@app.command(cls=_Command)`): readable help."""
+
+
+class _Commands(_ReadableHelp, TyperGroup):
+    """The command groups: readable help, and `BadInput` raised anywhere below becomes one line on stderr and exit
+    code 2."""
 
     def invoke(self, ctx):
         try:
@@ -27,99 +80,153 @@ class _Commands(TyperGroup):
             raise typer.Exit(2) from None
 
 
-app = typer.Typer(cls=_Commands, no_args_is_help=True, add_completion=False,
-                  help="Make language models write correct code.")
+app = typer.Typer(cls=_Commands, no_args_is_help=True, add_completion=False, context_settings=HELP)
 
 
-@app.command()
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"solidcoder {version('solidcoder')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _group(
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Make language models write correct code.
+
+    Example: solidcoder solve examples/is_palindrome.txt
+    """
+
+
+@app.command(cls=_Command)
 def check(
     solution: Annotated[Path, typer.Argument(help="Python file with the candidate solution.")],
     problem: Annotated[Path, typer.Option("--problem", help="Problem JSON file (see docs/problem-schema.md).")],
     hidden: Annotated[bool, typer.Option("--hidden", help="Also run the hidden tests.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print verdicts as JSON.")] = False,
 ) -> None:
-    """Judge SOLUTION against the problem's tests; exit 0 only when every test passes."""
+    """Judge SOLUTION against the problem's tests (public, and hidden with --hidden); exit 0 only when every test
+    passes.
+
+    Example: solidcoder check examples/two_sum.py --problem examples/two_sum.json --hidden
+    """
     from solidcoder.commands import run_check
 
     ok = run_check(solution, problem, hidden=hidden, as_json=as_json)
     raise typer.Exit(0 if ok else 1)
 
 
-@app.command()
+@app.command(cls=_Command)
 def trace(
     program: Annotated[Path, typer.Argument(help="Python file to run.")],
     stdin: Annotated[Path | None, typer.Option("--stdin", help="File fed to the program's standard input.")] = None,
     call: Annotated[str | None, typer.Option("--call", help='A call to make after loading, e.g. "f(1, 2)".')] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print final values as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the trace as JSON, each value with its type.")]
+    = False,
 ) -> None:
-    """Run PROGRAM once in the sandbox and print each variable's final value, per scope."""
+    """Run PROGRAM once in the sandbox and print each variable's final value, per scope, what it printed and what
+    --call returned; when it raises, the variables at the crash and the traceback. Exit 0 when it ran to the end.
+
+    Example: solidcoder trace examples/two_sum.py --call "two_sum([2, 7, 11], 9)"
+    """
     from solidcoder.commands import run_trace
 
     ok = run_trace(program, stdin=stdin, call=call, as_json=as_json)
     raise typer.Exit(0 if ok else 1)
 
 
-prompts_app = typer.Typer(no_args_is_help=True, help="List, show and export the prompt templates.")
+prompts_app = typer.Typer(cls=_Commands, no_args_is_help=True,
+                          help="List, show and export the prompt templates.\n\n"
+                          "Example: solidcoder prompts export my_prompts")
 app.add_typer(prompts_app, name="prompts")
-PromptsDir = Annotated[Path | None, typer.Option("--prompts", help="Directory of override templates (wins first).")]
+PromptsDir = Annotated[Path | None, typer.Option("--prompts", metavar="DIR",
+                                                 help="Directory of override templates (wins first).")]
 # Options several commands share, defined once so that each means the same everywhere.
-ModelSpecs = Annotated[list[str] | None, typer.Option("--model", help="[ROLE=]MODEL, repeatable: a spec such as "
-                                                      "openai/NAME with --api-base; ROLE=MODEL for a pipeline role.")]
-ApiBase = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL.")]
-ApiKey = Annotated[str | None, typer.Option("--api-key", envvar="SOLIDCODER_API_KEY",
+ModelSpecs = Annotated[list[str] | None, typer.Option(
+    "--model", metavar="[ROLE=]MODEL",
+    help="Repeatable: a spec such as openai/NAME with --api-base, an API model (gpt-4o-mini) or a .gguf file; "
+         "ROLE=MODEL for a pipeline role. Default: the embedded llama.cpp engine running --gguf, $SOLIDCODER_GGUF, "
+         "a GGUF shipped in a package (extra `tiny`: SmolLM2-135M) or cached, else Qwen2.5-Coder-1.5B-Instruct "
+         "Q4_K_M, downloaded once.")]
+ApiBase = Annotated[str | None, typer.Option("--api-base", metavar="URL", help="OpenAI-compatible server URL.")]
+ApiKey = Annotated[str | None, typer.Option("--api-key", metavar="KEY", envvar="SOLIDCODER_API_KEY",
                                             help="API key (default: $SOLIDCODER_API_KEY).")]
 Workers = Annotated[int, typer.Option("--workers", min=1, help="Sandbox workers (programs running at once).")]
 MaxCalls = Annotated[int | None, typer.Option("--max-calls", min=1, help="Model calls per problem; then the best "
                                               "code so far is the answer.")]
 MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Completion tokens per call.")]
-DataFile = Annotated[Path | None, typer.Option("--data-file", help="Local copy of the dataset (offline).")]
+Threads = Annotated[int | None, typer.Option("--threads", min=1, envvar="SOLIDCODER_THREADS", show_envvar=True,
+                                             help="CPU threads of the embedded llama.cpp model (default: the "
+                                             "model's n_threads setting, else one per physical core).")]
+DataFile = Annotated[Path | None, typer.Option("--data-file", metavar="FILE",
+                                               help="Local copy of the dataset (offline).")]
 MaxSteps = Annotated[int | None, typer.Option("--max-steps", help="Optimizer updates.")]
 EXECUTOR_HELP = "Where programs run: local, ray, or ray:ADDRESS (a Ray cluster; extra `dist`)."
-ExecutorOption = Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)]
+ExecutorOption = Annotated[str, typer.Option("--executor", metavar="WHERE", help=EXECUTOR_HELP)]
 
 
-@prompts_app.command("list")
+@prompts_app.command("list", cls=_Command)
 def prompts_list(prompts: PromptsDir = None) -> None:
-    """List every template and the file that wins for it."""
+    """List every template and the file that wins for it.
+
+    Example: solidcoder prompts list --prompts my_prompts
+    """
     from solidcoder.prompting import PromptLibrary
 
     for src in PromptLibrary.from_env(prompts).sources():
         typer.echo(f"{src.name:32} {src.origin:18} {src.path}")
 
 
-@prompts_app.command("show")
+@prompts_app.command("show", cls=_Command)
 def prompts_show(
     name: Annotated[str, typer.Argument(help='Template name, e.g. "paper/code".')], prompts: PromptsDir = None
 ) -> None:
-    """Print the template NAME as it will be used (after override lookup)."""
+    """Print the template NAME as it will be used (after override lookup).
+
+    Example: solidcoder prompts show paper/code
+    """
     from solidcoder.prompting import PromptLibrary
 
     typer.echo(PromptLibrary.from_env(prompts).source(name).path.read_text(), nl=False)
 
 
-@prompts_app.command("export")
+@prompts_app.command("export", cls=_Command)
 def prompts_export(
-    dest: Annotated[Path, typer.Argument(help="Directory to copy the templates into.")], prompts: PromptsDir = None
+    dest: Annotated[Path, typer.Argument(help="Directory to copy the templates into.")], prompts: PromptsDir = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files in DEST that differ (edited ones).")] = False,
 ) -> None:
-    """Copy every template into DEST, ready to edit and use with --prompts DEST."""
+    """Copy every template into DEST, ready to edit and use with --prompts DEST; exit 2, writing nothing, when that
+    would overwrite a file with other content (an edited copy) unless --force.
+
+    Example: solidcoder prompts export my_prompts
+    """
     from solidcoder.prompting import PromptLibrary
 
-    written = PromptLibrary.from_env(prompts).export(dest)
+    written = PromptLibrary.from_env(prompts).export(dest, force=force)
     typer.echo(f"wrote {len(written)} templates under {dest}; use them with --prompts {dest}")
 
 
-@prompts_app.command("check")
+@prompts_app.command("check", cls=_Command)
 def prompts_check(prompts: PromptsDir = None) -> None:
-    """Render every template with placeholder values; exit 2 naming the file, line and variable of the first error."""
+    """Render every template with placeholder values and split it into messages; exit 2 naming the file (and line)
+    of the first error: an unknown variable, a syntax error, a missing '=== user ===' or a malformed header.
+
+    Example: solidcoder prompts check --prompts my_prompts
+    """
     from solidcoder.prompting import PromptLibrary, check_templates
 
     names = check_templates(PromptLibrary.from_env(prompts))
     typer.echo(f"{len(names)} templates render")
 
 
-@app.command()
+@app.command(cls=_Command)
 def serve(
-    model: Annotated[str, typer.Argument(help="Model to serve: a hub id or path for vllm, a GGUF file for llama-cpp.")],
+    model: Annotated[str, typer.Argument(help="Model to serve: a hub id or path for vllm, a GGUF file for llama-cpp.",
+                                         metavar="MODEL")],
     engine: Annotated[str, typer.Option("--engine", help="vllm or llama-cpp.")] = "llama-cpp",
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1.")] = 8000,
     tensor_parallel: Annotated[int, typer.Option("--tensor-parallel-size", help="GPUs to shard over (vllm).")] = 1,
@@ -127,7 +234,10 @@ def serve(
     n_ctx: Annotated[int, typer.Option("--n-ctx", help="Context length (llama-cpp).")] = 4096,
     ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for the server.")] = 600.0,
 ) -> None:
-    """Start a local OpenAI-compatible server, print how to use it, and stop it on Ctrl-C."""
+    """Start a local OpenAI-compatible server, print how to use it, and stop it on Ctrl-C.
+
+    Example: solidcoder serve qwen2.5-coder-1.5b-instruct-q4_k_m.gguf --port 8000
+    """
     from solidcoder.models.serve import ServeConfig, run_server
 
     cfg = ServeConfig(
@@ -137,10 +247,12 @@ def serve(
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(cls=_Command)
 def rank(
-    candidates: Annotated[Path, typer.Argument(help="JSONL of samples: {problem_id, code} per line.")],
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset the samples answer.")] = "humaneval",
+    candidates: Annotated[Path, typer.Argument(help="JSONL of samples: {problem_id, code} per line.",
+                                               metavar="SAMPLES")],
+    dataset: Annotated[str, typer.Option("--dataset", metavar="NAME", help="Dataset the samples answer.")]
+    = "humaneval",
     data_file: DataFile = None,
     prune: Annotated[list[str] | None, typer.Option("--prune", help="Filters: syntax, lint, tests:N (public), "
                                                     "suite:N (the whole suite's first N).")] = None,
@@ -151,7 +263,10 @@ def rank(
                                         "(each filter alone and V_all, tests-passed baseline, parallel PPS over 5 "
                                         "passes: docs/benchmarks.md); --prune overrides its filters.")] = "default",
 ) -> None:
-    """Prune-then-rank table: Best-of-k and programs per second per filter, with and without the ORM."""
+    """Prune-then-rank table: Best-of-k and programs per second per filter, with and without the ORM.
+
+    Example: solidcoder rank benchmarks/results/prune_rank_samples.jsonl --k 8
+    """
     from solidcoder.datasets import DataOptions, load_dataset
     from solidcoder.verify.table import rank_preset, run_rank
 
@@ -160,19 +275,25 @@ def rank(
     typer.echo(run_rank(candidates, problems, settings, orm, k, executor))
 
 
-@app.command()
+@app.command(cls=_Command)
 def solve(
     problem: Annotated[Path, typer.Argument(help="problem.txt (free text) or a problem JSON.")],
     stdio: Annotated[bool, typer.Option("--stdio", help="Force a stdin/stdout program.")] = False,
-    function: Annotated[str | None, typer.Option("--function", help="Force a call problem on NAME.")] = None,
-    tests: Annotated[Path | None, typer.Option("--tests", help="JSON list / JSONL of extra public tests.")] = None,
+    function: Annotated[str | None, typer.Option("--function", metavar="NAME", help="Force a call problem on NAME.")]
+    = None,
+    tests: Annotated[Path | None, typer.Option("--tests", metavar="FILE", help="JSON list / JSONL of extra public "
+                                               "tests.")] = None,
     model: ModelSpecs = None,
     api_base: ApiBase = None,
     api_key: ApiKey = None,
-    gguf: Annotated[Path | None, typer.Option("--gguf", help="GGUF file for the embedded model.")] = None,
+    gguf: Annotated[Path | None, typer.Option("--gguf", metavar="FILE", help="GGUF file for the embedded model.")]
+    = None,
+    threads: Threads = None,
     prompts: PromptsDir = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Write the program here instead of stdout.")] = None,
-    run_dir: Annotated[Path | None, typer.Option("--run-dir", help="Where trajectory.json goes.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write the program here instead of "
+                                             "stdout.")] = None,
+    run_dir: Annotated[Path | None, typer.Option("--run-dir", metavar="DIR", help="Where trajectory.json goes.")]
+    = None,
     plans: Annotated[int | None, typer.Option("--plans", min=1, help="Plans (p; 5).")] = None,
     debug_rounds: Annotated[int | None, typer.Option("--debug-rounds", min=0, help="Debug rounds (d; 5).")] = None,
     oracle_rounds: Annotated[int | None, typer.Option("--oracle-rounds", min=0, help="Oracle rounds (a; 3).")] = None,
@@ -189,13 +310,17 @@ def solve(
     max_total_tokens: Annotated[int | None, typer.Option("--max-total-tokens", help="Cap on tokens.")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="Cap on cost in USD.")] = None,
     workers: Workers = 2,
-    strategy: Annotated[str, typer.Option("--strategy", help="solidcoder-routed (cheap tiers first, default), "
+    strategy: Annotated[str, typer.Option("--strategy", metavar="NAME",
+                                          help="solidcoder-routed (cheap tiers first, default), "
                                           "solidcoder+ (Algorithm 1 with the recommended refinements), solidcoder "
                                           "(the paper's; options after a colon) or any bench strategy.")]
     = "solidcoder-routed",
 ) -> None:
     """Write a program for PROBLEM, verified by execution. Exit 0 verified, 1 unverified, 2 bad input, 3 model or
-    sandbox failure."""
+    sandbox failure.
+
+    Example: solidcoder solve examples/is_palindrome.txt
+    """
     from solidcoder.solve_command import ModelChoice, SolveOptions, load_input, run_solve
 
     sizes = {"p": plans, "d": debug_rounds, "a": oracle_rounds, "candidates": candidates}
@@ -203,29 +328,36 @@ def solve(
            "defensive": no_defensive}
     loop = {k: v for k, v in sizes.items() if v is not None} | {k: False for k, v in off.items() if v}
     opts = SolveOptions(strategy, loop, prerank, max_tokens, run_dir, out, prompts, workers)
-    choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, max_calls=max_calls,
+    choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, threads=threads,
+                         max_calls=max_calls,
                          max_total_tokens=max_total_tokens, max_cost_usd=max_cost)
     code = run_solve(load_input(problem, stdio, function, tests), opts, choice)
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(cls=_Command)
 def bench(
-    dataset: Annotated[str, typer.Option("--dataset", help="humaneval, mbpp, apps, codecontests, livecodebench, "
+    dataset: Annotated[str, typer.Option("--dataset", metavar="NAME",
+                                         help="humaneval, mbpp, apps, codecontests, livecodebench, "
                                          "cruxeval, cruxeval-vars.")],
-    strategy: Annotated[str, typer.Option("--strategy", help="direct, cot, self_planning, analogical, mapcoder, "
+    strategy: Annotated[str, typer.Option("--strategy", metavar="NAME",
+                                          help="direct, cot, self_planning, analogical, mapcoder, "
                                           "codesim, solidcoder.")] = "direct",
     model: ModelSpecs = None,
     api_base: ApiBase = None,
     api_key: ApiKey = None,
-    run_dir: Annotated[Path, typer.Option("--run-dir", help="Where results go; rerun to resume.")] = Path("runs/bench"),
+    run_dir: Annotated[Path, typer.Option("--run-dir", metavar="DIR", help="Where results go; rerun to resume.")]
+    = Path("runs/bench"),
     data_file: DataFile = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N problems.")] = None,
-    ids: Annotated[Path | None, typer.Option("--ids", help="File with one problem id per line.")] = None,
-    subset: Annotated[str | None, typer.Option("--subset", help="Published selection, e.g. apps150.")] = None,
+    ids: Annotated[Path | None, typer.Option("--ids", metavar="FILE", help="File with one problem id per line.")]
+    = None,
+    subset: Annotated[str | None, typer.Option("--subset", metavar="NAME", help="Published selection, e.g. "
+                                               "apps150.")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Model calls in flight.")] = 8,
     samples: Annotated[int, typer.Option("--samples", help="Samples per problem (pass@k).")] = 1,
-    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")]
+    = None,
     max_tokens: MaxTokens = None,
     prompts: PromptsDir = None,
     workers: Workers = 2,
@@ -233,8 +365,12 @@ def bench(
     label: Annotated[str, typer.Option("--label", help="Name for this configuration in reports.")] = "",
     max_calls: MaxCalls = None,
     executor: ExecutorOption = "local",
+    threads: Threads = None,
 ) -> None:
-    """Run a strategy on a benchmark, concurrently and resumably; rerun the same command to resume."""
+    """Run a strategy on a benchmark, concurrently and resumably; rerun the same command to resume.
+
+    Example: solidcoder bench --dataset humaneval --strategy direct --limit 10 --run-dir runs/he
+    """
     from solidcoder.bench.command import BenchOptions, run_bench
     from solidcoder.datasets import DataOptions
     from solidcoder.models.factory import DEFAULT_ROLE, parse_role_specs
@@ -246,37 +382,48 @@ def bench(
             api_base=api_base, api_key=api_key,
             data=DataOptions(data_file=data_file, limit=limit, ids_file=ids, subset=subset), concurrency=concurrency,
             samples=samples, temperature=temperature, max_tokens=max_tokens, prompts_dir=prompts, workers=workers,
-            retries=retries, label=label, max_calls=max_calls, role_models=roles, executor=executor)
+            retries=retries, label=label, max_calls=max_calls, role_models=roles, executor=executor, threads=threads)
         run_bench(opts, typer.echo)
     except KeyboardInterrupt:
         typer.echo(f"interrupted: finished problems are saved in {run_dir}; rerun the same command to resume", err=True)
         raise typer.Exit(130) from None
 
 
-@app.command()
+@app.command(cls=_Command)
 def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories to compare side by side.")],
-    html: Annotated[Path | None, typer.Option("--html", help="HTML output (default RUN_DIR/report.html).")] = None,
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories to compare side by side.",
+                                                   metavar="RUN_DIR...")],
+    html: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="HTML output (default "
+                                              "RUN_DIR/report.html).")] = None,
     same_problems: Annotated[bool, typer.Option("--same-problems", help="Score only problems every run finished.")]
     = False,
 ) -> None:
-    """Print pass@1 and cost tables for run directories and write a self-contained HTML report."""
+    """Print pass@1 and cost tables for run directories and write a self-contained HTML report.
+
+    Example: solidcoder report runs/direct runs/solidcoder --html report.html
+    """
     from solidcoder.bench.command import run_report
 
     run_report(run_dirs, html, typer.echo, same_problems)
 
 
-train_app = typer.Typer(no_args_is_help=True, help="Train local models with execution feedback (extra `train`).")
+train_app = typer.Typer(cls=_Commands, no_args_is_help=True,
+                        help="Train local models with execution feedback (extra `train`).\n\n"
+                        "Example: solidcoder train coderl+ --model Qwen/Qwen2.5-Coder-0.5B-Instruct --data "
+                        "train.jsonl --run-dir runs/coderl")
 app.add_typer(train_app, name="train")
 
 
-@train_app.command("coderl+")
+@train_app.command("coderl+", cls=_Command)
 def train_coderl_plus(
-    model: Annotated[str, typer.Option("--model", help="Hub name, model directory or GGUF file to train.")],
-    data: Annotated[Path, typer.Option("--data", help="Problems with tests (JSON/JSONL, docs/problem-schema.md).")],
-    run_dir: Annotated[Path, typer.Option("--run-dir", help="Run directory: checkpoints, final model, "
+    model: Annotated[str, typer.Option("--model", metavar="MODEL", help="Hub name, model directory or GGUF file to "
+                                       "train.")],
+    data: Annotated[Path, typer.Option("--data", metavar="FILE", help="Problems with tests (JSON/JSONL, "
+                                       "docs/problem-schema.md).")],
+    run_dir: Annotated[Path, typer.Option("--run-dir", metavar="DIR", help="Run directory: checkpoints, final model, "
                                           "metrics.jsonl.")],
-    config: Annotated[Path | None, typer.Option("--config", help="YAML overriding the preset.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", metavar="FILE", help="YAML overriding the preset.")]
+    = None,
     preset: Annotated[str, typer.Option("--preset", help="default (100 steps, no KL term) or paper (the CodeRL+ "
                                         "paper's 1000 steps, beta and loss form: docs/training.md).")] = "default",
     alpha: Annotated[float | None, typer.Option("--alpha", help="Share of alignment prompts (the paper's 1 - alpha); "
@@ -286,11 +433,14 @@ def train_coderl_plus(
     max_problems: Annotated[int | None, typer.Option("--max-problems", help="Use the first N problems.")] = None,
     vllm: Annotated[bool | None, typer.Option("--vllm/--no-vllm", help="vLLM colocated generation (GPU).")] = None,
     bf16: Annotated[bool | None, typer.Option("--bf16/--no-bf16", help="bfloat16 training (GPU).")] = None,
-    executor: Annotated[str | None, typer.Option("--executor", help=EXECUTOR_HELP)] = None,
+    executor: Annotated[str | None, typer.Option("--executor", metavar="WHERE", help=EXECUTOR_HELP)] = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Sandbox workers (programs running at "
                                                 "once).")] = None,
 ) -> None:
-    """CodeRL+: GRPO on code generation plus execution-semantics alignment on the policy's failed programs."""
+    """CodeRL+: GRPO on code generation plus execution-semantics alignment on the policy's failed programs.
+
+    Example: solidcoder train coderl+ --model Qwen/Qwen2.5-Coder-0.5B-Instruct --data train.jsonl --run-dir runs/rl
+    """
     from solidcoder.train.config import load_config
 
     cfg = load_config(config, preset, model=model, data=str(data), out=str(run_dir), alpha=alpha, max_steps=max_steps,
@@ -304,13 +454,14 @@ def train_coderl_plus(
     typer.echo(f"trained {cfg.max_steps} steps; model: {run_dir / 'final'}; metrics: {metrics}")
 
 
-@train_app.command("orm")
+@train_app.command("orm", cls=_Command)
 def train_orm_command(
     samples: Annotated[Path, typer.Argument(help="JSONL of judged samples ({problem_id, code, passed} per line) "
                                             "or a bench results.jsonl.")],
-    model: Annotated[str, typer.Option("--model", help="Backbone: hub name or model directory.")],
-    run_dir: Annotated[Path, typer.Option("--run-dir", help="Directory for the trained ORM.")],
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset the samples answer.")] = "humaneval",
+    model: Annotated[str, typer.Option("--model", metavar="MODEL", help="Backbone: hub name or model directory.")],
+    run_dir: Annotated[Path, typer.Option("--run-dir", metavar="DIR", help="Directory for the trained ORM.")],
+    dataset: Annotated[str, typer.Option("--dataset", metavar="NAME", help="Dataset the samples answer.")]
+    = "humaneval",
     data_file: DataFile = None,
     max_steps: Annotated[int | None, typer.Option("--max-steps", help="Optimizer updates (-1: whole epochs).")]
     = None,
@@ -318,7 +469,10 @@ def train_orm_command(
     preset: Annotated[str, typer.Option("--preset", help="default (quick) or paper (the ORM paper's training: "
                                         "docs/training.md); --max-steps and --lr override it.")] = "default",
 ) -> None:
-    """Train an outcome reward model on correct/incorrect candidate pairs (TRL RewardTrainer)."""
+    """Train an outcome reward model on correct/incorrect candidate pairs (TRL RewardTrainer).
+
+    Example: solidcoder train orm runs/bench/results.jsonl --model Qwen/Qwen2.5-Coder-0.5B --run-dir runs/orm
+    """
     from solidcoder.datasets import DataOptions, load_dataset
 
     problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))

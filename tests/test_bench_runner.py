@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from bench_support import bench_command, canonical_responder, entry_point_of, humaneval_rows, rows, run_cli
 from processes import interruptible
 from scripted_server import reply
+from terminal import run_in_terminal
 
 from solidcoder.bench.metrics import pass_at_k, summarize
 from solidcoder.bench.runner import BenchRunner, RunSpec
@@ -25,6 +29,8 @@ from solidcoder.models.base import BudgetConfig
 from solidcoder.models.factory import ModelOptions, make_model
 from solidcoder.prompting import PromptLibrary
 from solidcoder.strategies import make_strategy
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_kill_mid_run_then_resume_loses_nothing_and_bills_nothing_twice(scripted_server, tmp_path):
@@ -70,6 +76,8 @@ def test_failing_model_is_an_infrastructure_error_retried_on_resume(scripted_ser
     first = run_cli(bench_command(scripted_server.url, run_dir, "--concurrency", "3"))
     assert first.returncode == 0, first.stderr
     assert "INFRA ERROR" in first.stdout and "1 infrastructure errors" in first.stdout
+    progress = r"\[\d/6\] HumanEval/\d sample 0: PASS, 1 model call, \d+ prompt \+ \d+ completion tokens, \d+\.\d s"
+    assert re.search(progress, first.stdout), first.stdout
     results, errors = rows(run_dir / "results.jsonl"), rows(run_dir / "errors.jsonl")
     assert len(results) == 5 and [e["id"] for e in errors] == ["HumanEval/2"]
     assert errors[0]["error_kind"] == "model" and "500" in errors[0]["error"]
@@ -288,3 +296,20 @@ def test_report_counts_how_each_oracle_round_ended(tmp_path):
     assert oracle_lines(load_summaries([tmp_path])) == [
         "d solidcoder (m): 4 oracle rounds, 2 executed a test (50%): executed, failed 1; executed, passed 1; "
         "malformed 1; rejected 1"]
+
+
+def test_report_at_80_columns_cuts_no_cell_and_prints_paths_whole(tmp_path):
+    """Two committed run directories side by side on an 80-column terminal: the cost table, too wide even wrapped, is
+    stacked; nothing is cut with an ellipsis, and the report's path (longer than the terminal) is one whole line."""
+    copies = [tmp_path / f"a-run-directory-with-a-name-long-enough-to-pass-eighty-columns-{name}" for name in "ab"]
+    for copy, name in zip(copies, ("humaneval40_qwen05b_routed_onerequest", "mbpp40_qwen05b_routed_onerequest"),
+                          strict=True):
+        copy.mkdir()
+        for part in ("results.jsonl", "errors.jsonl", "runs.jsonl"):
+            shutil.copy(REPO / "benchmarks" / "results" / name / part, copy / part)
+    code, out = run_in_terminal([sys.executable, "-m", "solidcoder", "report", *map(str, copies)])
+    assert code == 0, out
+    wrote = f"wrote {copies[0] / 'report.html'}"
+    assert wrote in out.splitlines() and len(wrote) > 80 and (copies[0] / "report.html").is_file()
+    assert "…" not in out and all(len(line) <= 80 for line in out.splitlines() if line != wrote), out
+    assert "82.5" in out and "57.5" in out and "infra errors" in out  # both datasets, every cost column

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
+from importlib import metadata
 
 import typer
 from bench_support import bench_command, run_cli
@@ -66,3 +70,42 @@ def run_cli_with_env(args: list[str], **env: str):
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def help_of(*command: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "80"}
+    return subprocess.run([sys.executable, "-m", "solidcoder", *command], capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+def command_paths(command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command and group of the tree, as the words that name it on the command line."""
+    below = [command_paths(sub, (*path, name)) for name, sub in getattr(command, "commands", {}).items()]
+    return [path, *(p for paths in below for p in paths)]
+
+
+def test_version_prints_the_installed_version():
+    done = help_of("--version")
+    assert done.returncode == 0 and done.stdout == f"solidcoder {metadata.version('solidcoder')}\n"
+
+
+def test_dash_h_is_help_on_the_group_and_on_solve():
+    for command, usage in ((("-h",), "Usage: solidcoder [OPTIONS] COMMAND [ARGS]..."),
+                           (("solve", "-h"), "Usage: solidcoder solve [OPTIONS] PROBLEM")):
+        done = help_of(*command)
+        assert done.returncode == 0 and usage in done.stdout, done.stdout + done.stderr
+
+
+def test_every_help_names_values_plainly_and_gives_an_example():
+    paths = command_paths(typer.main.get_command(app))
+    assert ("solve",) in paths and ("train", "orm") in paths and ("prompts", "show") in paths
+    for path in paths:
+        done = help_of(*path, "--help")
+        assert done.returncode == 0, (path, done.stderr)
+        assert "Example: solidcoder" in done.stdout, path
+        assert not re.search(r"<(bool|str|int|float|path)\b|\{[a-z_]+\}", done.stdout), (path, done.stdout)
+
+
+def test_the_model_flag_names_the_default_model():
+    helps = options_by_flag(typer.main.get_command(app))["--model"]
+    assert all("SmolLM2-135M" in helps[c] and "Qwen2.5-Coder-1.5B-Instruct" in helps[c] for c in ("solve", "bench"))

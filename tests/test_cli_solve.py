@@ -5,6 +5,7 @@ nothing written on bad input."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from scripted_server import status
 from stage_router import BAD, template_of
+from terminal import run_in_terminal
 
 REPO = Path(__file__).resolve().parents[1]
 ADD_TXT = "Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n>>> add(-1, 1)\n0\n"
@@ -121,3 +123,40 @@ def test_loop_flags_set_algorithm_1_and_each_ablation_removes_its_stage(router, 
     # no edge cases, no simulation, no judge (a crash-only test), no execution (the model traces the test)
     assert router.seen == ["plan", "plan_check", "code", "red_team", "mental_execute"]
     assert "EDGE CASES" not in router.prompt("plan") and "edge case" not in router.prompt("plan").lower()
+
+
+def solve_direct(server, *args: str) -> subprocess.CompletedProcess:
+    """`solve --strategy direct` (one model call, no loop flags) against the scripted server."""
+    command = [sys.executable, "-m", "solidcoder", "solve", *args, "--strategy", "direct", "--model",
+               "openai/scripted-model", "--api-base", server.url]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
+
+
+def test_an_unfenced_reply_is_the_program(router, scripted_server, add_txt, tmp_path):
+    router.defaults["strategies/direct"] = "Here is the function:\n\ndef add(a, b):\n    return a + b\n\nIt adds."
+    done = solve_direct(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"))
+    assert (done.returncode, done.stdout) == (0, "def add(a, b):\n    return a + b\n"), done.stderr
+    assert router.seen == ["strategies/direct"]
+
+
+def test_a_template_without_its_user_header_is_bad_input_before_any_call(router, scripted_server, add_txt, tmp_path):
+    (tmp_path / "mine" / "strategies").mkdir(parents=True)
+    direct = (REPO / "prompts" / "strategies" / "direct.j2").read_text().replace("=== user ===\n", "")
+    (tmp_path / "mine" / "strategies" / "direct.j2").write_text(direct)
+    done = solve_direct(scripted_server, str(add_txt), "--prompts", str(tmp_path / "mine"), "--run-dir",
+                        str(tmp_path / "run"))
+    assert (done.returncode, done.stdout, scripted_server.chat_requests()) == (2, "", [])
+    assert "direct.j2: no '=== user ===' message" in done.stderr and not (tmp_path / "run").exists()
+
+
+def test_at_80_columns_each_call_says_what_it_cost_and_the_trajectory_path_prints_whole(router, scripted_server,
+                                                                                         add_txt, tmp_path):
+    run_dir = tmp_path / "a-run-directory-whose-path-is-longer-than-the-eighty-columns-of-the-terminal"
+    command = [sys.executable, "-m", "solidcoder", "solve", str(add_txt), "--run-dir", str(run_dir), *FAST,
+               "--strategy", "solidcoder+", "--model", "openai/scripted-model", "--api-base", scripted_server.url]
+    code, out = run_in_terminal(command, cwd=REPO)
+    assert code == 0, out
+    assert f"trajectory: {run_dir / 'trajectory.json'}" in out.splitlines() and "…" not in out, out
+    assert len(re.findall(r"^model call \d+: ", out, re.MULTILINE)) == len(scripted_server.chat_requests())
+    first = template_of(scripted_server.chat_requests()[0])
+    assert re.search(rf"model call 1: {re.escape(first)}\s+\d+ prompt \+ \d+ completion tokens, \d+\.\d s", out), out

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from solidcoder.errors import BadInput
 from solidcoder.requirements import RUFF, Requirement, check_installed

@@ -22,6 +22,7 @@ from solidcoder.datasets import TRACE_DATASETS, DataOptions, check_name, load_da
 from solidcoder.errors import BadInput
 from solidcoder.execution.executor import parse_executor
 from solidcoder.prompting import PromptLibrary
+from solidcoder.requirements import check_installed
 
 Echo = Callable[[str], None]
 TRACE_TEMPLATES = ("tasks/trace_output", "tasks/trace_variable")  # what a trace-inference run renders
@@ -47,6 +48,7 @@ class BenchOptions:
     max_calls: int | None = None  # per (problem, sample); the strategy answers with its best code when it is hit
     role_models: dict[str, str] = field(default_factory=dict)  # pipeline role -> spec (--model ROLE=SPEC)
     executor: str = "local"  # local, ray or ray:ADDRESS: where units (pipeline + execution) run
+    threads: int | None = None  # the embedded model's CPU threads (--threads)
 
     @property
     def model_label(self) -> str:
@@ -89,6 +91,7 @@ def _prepare(opts: BenchOptions, prompts: PromptLibrary) -> tuple[list, object, 
     from solidcoder.strategies import make_strategy
 
     strategy = make_strategy(opts.strategy)
+    check_installed(strategy.requires, f"--strategy {opts.strategy}")
     problems, report = load_dataset(opts.dataset, opts.data)
     unscorable = [p.id for p in problems if not p.hidden_tests]
     notes = report.lines() + ([f"skipped {len(unscorable)} problems without hidden tests"] if unscorable else [])
@@ -111,7 +114,8 @@ def config_hash(opts: BenchOptions, settings: dict, prompts: PromptLibrary, temp
 def _recipe(opts: BenchOptions):
     from solidcoder.bench.distributed import ModelRecipe
 
-    return ModelRecipe(opts.model, opts.api_base, opts.api_key, opts.retries, tuple(sorted(opts.role_models.items())))
+    return ModelRecipe(opts.model, opts.api_base, opts.api_key, opts.retries, tuple(sorted(opts.role_models.items())),
+                       opts.threads)
 
 
 def run_bench(opts: BenchOptions, echo: Echo = print) -> RunTotals:
@@ -183,11 +187,14 @@ def _distributed_task(opts: BenchOptions, items: list, prompts: PromptLibrary, p
 
 
 def _progress(echo: Echo, total: int) -> Callable[[dict, RunTotals], None]:
+    """One line per finished unit, e.g. `[3/40] HumanEval/2 sample 0: PASS, 3 model calls, 156 prompt + 187
+    completion tokens, 4.2 s`."""
     def show(row: dict, totals: RunTotals) -> None:
         n = totals.done_before + totals.finished + totals.errors
         verdict = ("PASS" if row["passed"] else "fail") if "passed" in row else f"INFRA ERROR ({row['error'][:120]})"
-        echo(f"[{n}/{total}] {row['id']} #{row['sample']}: {verdict}  calls={row['calls']} "
-             f"tokens={row['prompt_tokens'] + row['completion_tokens']} {row['wall_s']:.1f}s")
+        calls = f"{row['calls']} model call" + ("s" if row["calls"] != 1 else "")
+        echo(f"[{n}/{total}] {row['id']} sample {row['sample']}: {verdict}, {calls}, "
+             f"{row['prompt_tokens']} prompt + {row['completion_tokens']} completion tokens, {row['wall_s']:.1f} s")
     return show
 
 

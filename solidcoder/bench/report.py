@@ -1,17 +1,24 @@
 """`solidcoder report`: side-by-side tables of run directories and a self-contained HTML page.
 
 Table 1 is laid out like the SolidCoder paper's Table 2 (methods down, datasets across, pass@1 %); Table 2 like its
-Table 4 (per dataset: pass@1, the change against the first method, and where the calls and tokens went).
+Table 4 (per dataset: pass@1, the change against the first method, and where the calls and tokens went). On a
+terminal too narrow for a table even with its cells wrapped, the table is printed stacked, a block per row; no cell is
+cut. Piped without $COLUMNS, the tables are laid out 200 columns wide.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solidcoder.bench.metrics import GROUP, Summary, summarize
 from solidcoder.bench.store import ERRORS, RESULTS, read_rows
 from solidcoder.errors import BadInput
+
+if TYPE_CHECKING:
+    from rich.console import Console, Group
+    from rich.table import Table
 
 RUNS = "runs.jsonl"
 
@@ -108,22 +115,68 @@ def cost_table(summaries: list[Summary]) -> tuple[list[str], list[list[str]]]:
 
 
 def print_tables(summaries: list[Summary]) -> None:
+    """Both tables, then the per-configuration lines. A table wider than the terminal even with its cells wrapped is
+    stacked instead (one block of `column  value` lines per row), so no cell is ever cut."""
+    console = _console()
+    for title, (header, rows) in (("pass@1 on hidden tests (%)", pass_table(summaries)),
+                                  ("per problem: calls, tokens, cost, time", cost_table(summaries))):
+        table = _table(title, header, rows)
+        console.print(table if _narrowest(console, table) <= console.width else _stacked(title, header, rows))
+    for line in oracle_lines(summaries) + precision_lines(summaries) + tier_lines(summaries) + stage_lines(summaries):
+        console.print(line, highlight=False, overflow="fold")
+
+
+def _console() -> Console:
+    """$COLUMNS when set, else the terminal's width; piped to a file without $COLUMNS, wide enough for full rows."""
+    import os
     import sys
 
     from rich.console import Console
+
+    wide = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    return Console(width=200 if wide else None)
+
+
+def _narrowest(console: Console, table: Table) -> int:
+    """The table's width with every cell wrapped at its spaces (rich clamps a measure to the console's width, so this
+    one measures against an unbounded one)."""
+    from rich.measure import Measurement
+
+    return Measurement.get(console, console.options.update_width(10_000), table).minimum
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 200)  # full tables when piped to a file
-    for title, (header, rows) in (("pass@1 on hidden tests (%)", pass_table(summaries)),
-                                  ("per problem: calls, tokens, cost, time", cost_table(summaries))):
-        table = Table(title=title)
-        for column in header:
-            table.add_column(column, justify="left" if column in ("method", "dataset") else "right")
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
-    for line in oracle_lines(summaries) + precision_lines(summaries) + tier_lines(summaries) + stage_lines(summaries):
-        console.print(line, highlight=False)
+    table = Table(title=title)
+    for column in header:
+        table.add_column(column, justify="left" if column in ("method", "dataset") else "right", overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _stacked(title: str, header: list[str], rows: list[list[str]]) -> Group:
+    """The table as one block per row: its first cells (dataset, method) as a heading, then `column  value` lines."""
+    from rich.console import Group
+    from rich.text import Text
+
+    keys = 2 if header[:2] == ["dataset", "method"] else 1
+    blocks = [_block(" / ".join(row[:keys]), header[keys:], row[keys:]) for row in rows]
+    return Group(Text(title, style="bold italic"), *blocks)
+
+
+def _block(heading: str, names: list[str], values: list[str]) -> Group:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    block = Table(show_header=False, box=None, padding=(0, 2))
+    block.add_column(overflow="fold")
+    block.add_column(overflow="fold")
+    for name, value in zip(names, values, strict=True):
+        block.add_row(name, value)
+    return Group(Text(heading, style="bold"), block)
 
 
 def stage_lines(summaries: list[Summary]) -> list[str]:

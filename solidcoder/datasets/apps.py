@@ -31,9 +31,12 @@ def apps_problem(row: dict) -> Problem:
     )
 
 
+APPS_HUB = "codeparrot/apps"
+
+
 def apps_online() -> list[dict]:
     rows = []
-    for row in hub_rows("codeparrot/apps", "test"):
+    for row in hub_rows(APPS_HUB, "test"):
         io = json.loads(row["input_output"] or "{}")
         tests = [{"input": i if isinstance(i, str) else "\n".join(map(json.dumps, i)), "output": o}
                  for i, o in zip(io.get("inputs", []), io.get("outputs", []), strict=False)]

@@ -40,8 +40,11 @@ def hub_problem(row: dict) -> Problem:
                    meta={"difficulty": str(row.get("difficulty", "")), "origin": str(row.get("source", ""))})
 
 
+CODECONTESTS_HUB = "deepmind/code_contests"
+
+
 def codecontests_online() -> list[dict]:
-    return [{"_hub": True, **row} for row in hub_rows("deepmind/code_contests", "test")]
+    return [{"_hub": True, **row} for row in hub_rows(CODECONTESTS_HUB, "test")]
 
 
 def codecontests_any(row: dict) -> Problem:

