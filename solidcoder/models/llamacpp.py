@@ -158,12 +158,13 @@ class LlamaCppModel(ChatBackend):
         n_threads: int | None = None,
         seed: int | None = None,
         on_progress: Callable[[str], None] | None = None,
+        progress_every_s: float = PROGRESS_EVERY_S,
     ):
         super().__init__(gguf.stem, settings, policy, budget)
         self.gguf = gguf
         self.n_threads = n_threads or physical_cores()
         self._seeds = random.Random(seed)
-        self.on_progress = on_progress  # told every PROGRESS_EVERY_S seconds of a generation how far it got
+        self.on_progress, self.progress_every_s = on_progress, progress_every_s  # how far a generation got, how often
         self._llama: Any = None
         self._lock = threading.Lock()
 
@@ -197,7 +198,8 @@ class LlamaCppModel(ChatBackend):
         """With `on_progress`, a logits processor that counts the tokens as llama.cpp samples them."""
         if self.on_progress is None:
             return {}
-        return {"logits_processor": import_llama_cpp().LogitsProcessorList([_Heartbeat(self.on_progress)])}
+        heartbeat = _Heartbeat(self.on_progress, self.progress_every_s)
+        return {"logits_processor": import_llama_cpp().LogitsProcessorList([heartbeat])}
 
     async def _asend(self, request: Request) -> Reply:
         # Inference blocks; a worker thread keeps the event loop free for other coroutines.
@@ -217,18 +219,18 @@ class LlamaCppModel(ChatBackend):
 
 
 class _Heartbeat:
-    """Sees each token llama.cpp samples (as a logits processor, scores unchanged) and reports every
-    `PROGRESS_EVERY_S` seconds: a long generation on a slow CPU is not mistaken for a hang."""
+    """Sees each token llama.cpp samples (as a logits processor, scores unchanged) and reports every `every_s`
+    seconds: a long generation on a slow CPU is not mistaken for a hang."""
 
-    def __init__(self, report: Callable[[str], None]):
-        self.report, self.tokens, self.started = report, 0, time.monotonic()
-        self.due = self.started + PROGRESS_EVERY_S
+    def __init__(self, report: Callable[[str], None], every_s: float):
+        self.report, self.every_s, self.tokens, self.started = report, every_s, 0, time.monotonic()
+        self.due = self.started + every_s
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         self.tokens += 1
         now = time.monotonic()
         if now >= self.due:
-            self.due = now + PROGRESS_EVERY_S
+            self.due = now + self.every_s
             self.report(f"still generating: {self.tokens} tokens in {now - self.started:.0f} s")
         return scores
 
