@@ -16,10 +16,16 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from solidcoder.errors import BadInput
+from solidcoder.strategies import STRATEGIES
 
 VALUE_NAMES = {"int": "N", "integer": "N", "integer range": "N", "float": "NUMBER", "float range": "NUMBER",
                "path": "PATH"}
 HELP = {"help_option_names": ["-h", "--help"]}  # context settings: children inherit them
+# `--strategy` help names every strategy `make_strategy` builds (STRATEGIES), so it cannot fall behind them.
+STRATEGY_HELP = (f"{', '.join(STRATEGIES)}; ablations solidcoder_no_PART and solidcoder+_no_PART; options after a "
+                 "colon, e.g. solidcoder:candidates=3 (docs/pipeline.md).")
+SOLVE_STRATEGY_HELP = ("solidcoder-routed (default) tries cheap tiers first, solidcoder+ is Algorithm 1 with the "
+                       f"recommended refinements, solidcoder the paper's. One of {STRATEGY_HELP}")
 
 
 class _Argument(TyperArgument):
@@ -310,10 +316,7 @@ def solve(
     max_total_tokens: Annotated[int | None, typer.Option("--max-total-tokens", help="Cap on tokens.")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="Cap on cost in USD.")] = None,
     workers: Workers = 2,
-    strategy: Annotated[str, typer.Option("--strategy", metavar="NAME",
-                                          help="solidcoder-routed (cheap tiers first, default), "
-                                          "solidcoder+ (Algorithm 1 with the recommended refinements), solidcoder "
-                                          "(the paper's; options after a colon) or any bench strategy.")]
+    strategy: Annotated[str, typer.Option("--strategy", metavar="NAME", help=SOLVE_STRATEGY_HELP)]
     = "solidcoder-routed",
 ) -> None:
     """Write a program for PROBLEM, verified by execution. Exit 0 verified, 1 unverified, 2 bad input, 3 model or
@@ -340,9 +343,7 @@ def bench(
     dataset: Annotated[str, typer.Option("--dataset", metavar="NAME",
                                          help="humaneval, mbpp, apps, codecontests, livecodebench, "
                                          "cruxeval, cruxeval-vars.")],
-    strategy: Annotated[str, typer.Option("--strategy", metavar="NAME",
-                                          help="direct, cot, self_planning, analogical, mapcoder, "
-                                          "codesim, solidcoder.")] = "direct",
+    strategy: Annotated[str, typer.Option("--strategy", metavar="NAME", help=STRATEGY_HELP)] = "direct",
     model: ModelSpecs = None,
     api_base: ApiBase = None,
     api_key: ApiKey = None,

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from solidcoder.errors import BadInput
-from solidcoder.execution.compare import MODES
-from solidcoder.execution.tolerance import problem_tolerance
+from solidcoder.matching import MODES, problem_tolerance
 
 KINDS = ("call", "stdio")
 STYLES = ("assert", "check")

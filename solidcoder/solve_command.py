@@ -174,22 +174,14 @@ def _interrupted(console: Console, trajectory) -> int:
 def make_solve_strategy(opts: SolveOptions):
     """The strategy by name, with solve's loop flags applied; BadInput when they name a strategy without a loop."""
     from solidcoder.strategies import make_strategy
-    from solidcoder.strategies.algorithm1 import Algorithm1
-    from solidcoder.strategies.routed import Routed
 
     strategy = make_strategy(opts.strategy)  # BadInput for an unknown name, before anything runs
-    if isinstance(strategy, Algorithm1):
-        return strategy.with_settings(**opts.loop)
-    if isinstance(strategy, Routed) and not opts.prerank:  # the flags set its tier 2, the full loop
-        strategy.full = strategy.full.with_settings(**opts.loop)
-        if {"p", "d", "a"} & opts.loop.keys():  # loop sizes asked for are run: tier 2's call budget would cut them
-            strategy.config.full_calls = None
-        return strategy
-    if opts.loop or opts.prerank:
+    changed = strategy.with_loop(opts.loop) if opts.loop else strategy
+    if changed is None or opts.prerank and not strategy.takes_seed:
         raise BadInput(f"--plans, --debug-rounds, --oracle-rounds, --candidates and --no-* set the loop of solidcoder, "
                        f"solidcoder+ and solidcoder-routed's tier 2, --prerank seeds solidcoder and solidcoder+; "
                        f"--strategy {opts.strategy} takes neither")
-    return strategy
+    return changed
 
 
 def check_requirements(strategy, opts: SolveOptions) -> None:
@@ -244,15 +236,15 @@ def _print_summary(console: Console, outcome) -> None:
     rather than being cut at a narrow terminal, and the trajectory's path goes on a line of its own, whole."""
     from rich.text import Text
 
-    trajectory, notes = outcome.trajectory, outcome.notes
+    trajectory, attempt = outcome.trajectory, outcome.attempt
     style = {"verified": "green", "unverified": "yellow"}.get(outcome.status, "red")
     table = Table(title=Text.assemble((outcome.status, style), f": {outcome.reason}"), show_header=False)
     table.add_column(overflow="fold")
     table.add_column(overflow="fold")
-    usage, stages = trajectory.usage, notes.get("stages", [])
+    usage, stages = trajectory.usage, attempt.stages if attempt else []
     sampled = len(trajectory.calls("direct")) if "prerank" in trajectory.header else 0
     rows = [("plans used", stages.count("plan")), ("debug rounds", stages.count("debug") + stages.count("fix")),
-            ("accumulated tests", notes.get("kept_tests", 0)), *_prerank_row(trajectory.header),
+            ("accumulated tests", len(attempt.kept or ()) if attempt else 0), *_prerank_row(trajectory.header),
             ("model calls", f"{usage.calls} ({sampled} of them sampling)" if sampled else usage.calls),
             ("tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"),
             ("cost", f"${usage.cost_usd:.4f}"), ("time", f"{trajectory.elapsed_s():.1f} s")]

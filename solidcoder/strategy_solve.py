@@ -11,15 +11,14 @@ a strategy that judged its own tests too (Algorithm 1 and routing: the accumulat
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from solidcoder.core.calls import MemoryLog, RecordingModel
 from solidcoder.core.context import SolveContext
 from solidcoder.core.trajectory import Trajectory
 from solidcoder.errors import BudgetExceeded, InfrastructureError, ModelError
 from solidcoder.execution.executor import Executor
-from solidcoder.execution.judge import Judge, JudgeReport, TestVerdict
+from solidcoder.execution.judge import JudgeReport, TestVerdict
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.base import describe_test
@@ -36,7 +35,7 @@ class SolveOutcome:
     status: str
     reason: str
     trajectory: Trajectory
-    notes: dict = field(default_factory=dict)
+    attempt: Attempt | None = None  # None when the run stopped before the strategy answered
 
 
 @dataclass
@@ -53,23 +52,18 @@ async def solve_problem(strategy: Strategy, problem: Problem, models, pool: Exec
                         trajectory: Trajectory, limits: SolveLimits | None = None) -> SolveOutcome:
     """Run `strategy` on `problem`; model and sandbox failures become an infrastructure_error outcome."""
     limits = limits or SolveLimits()
-    judge = Judge(pool)
     model = RecordingModel(models, MemoryLog.empty(), problem.id, max_calls=limits.max_calls, trajectory=trajectory,
                            one_problem=True)
-
-    async def check(p: Problem, code: str):
-        return await asyncio.to_thread(judge.judge, p, code, p.public_tests)
-
-    ctx = SolveContext(model, prompts, check, max_tokens=limits.max_tokens, pool=pool)
+    ctx = SolveContext(model=model, prompts=prompts, pool=pool, max_tokens=limits.max_tokens)
     try:
         if limits.prerank:
             strategy = await _seeded(strategy, problem, ctx, limits, trajectory)
         attempt = await strategy.solve(problem, ctx)
+        return _judged(attempt, problem, await ctx.check(problem, attempt.code), trajectory)
     except BudgetExceeded as exc:  # spent before the strategy had any code (while sampling for --prerank)
         return _stopped(trajectory, "unverified", f"budget ran out: {exc}")
-    except (ModelError, InfrastructureError) as exc:
+    except (ModelError, InfrastructureError) as exc:  # a sandbox failure is one (SandboxFailure), as in a bench run
         return _stopped(trajectory, "infrastructure_error", str(exc))
-    return await _judged(attempt, problem, judge, trajectory)
 
 
 async def _seeded(strategy, problem: Problem, ctx: SolveContext, limits: SolveLimits, trajectory: Trajectory):
@@ -81,23 +75,21 @@ async def _seeded(strategy, problem: Problem, ctx: SolveContext, limits: SolveLi
     ranking = sampled.ranking
     trajectory.header["prerank"] = {"samples": limits.prerank, "pruned": ranking.pruned,
                                     "survivors": len(ranking.ranked)}
-    return strategy.with_settings(seed_code=ranking.best.code) if ranking.best else strategy
+    return strategy.seeded(ranking.best.code) if ranking.best else strategy
 
 
-async def _judged(attempt: Attempt, problem: Problem, judge: Judge, trajectory: Trajectory) -> SolveOutcome:
-    """The public tests are run on the answer here, whatever the strategy ran, so the reason says what passed."""
-    code, notes = attempt.code, attempt.notes
-    report = await asyncio.to_thread(judge.judge, problem, code, problem.public_tests)
-    if report.infrastructure_error:  # the sandbox failed, not the program: as a bench run counts it
-        return _stopped(trajectory, "infrastructure_error", f"the sandbox failed: {report.failures()[0].detail}")
-    verified = _verified(report, notes.get("verified"))
-    reason = _reason(problem, report, notes.get("kept_tests", 0), verified)
-    if "stopped" in notes:
-        reason += f"; stopped early: {notes['stopped']}"
+def _judged(attempt: Attempt, problem: Problem, report: JudgeReport, trajectory: Trajectory) -> SolveOutcome:
+    """`report` is the public tests run on the answer here, whatever the strategy ran, so the reason says what
+    passed and what failed."""
+    verified = _verified(report, attempt.verified)
+    reason = _reason(problem, report, len(attempt.kept or ()), verified)
+    if attempt.stopped is not None:
+        reason += f"; stopped early: {attempt.stopped}"
     status = "verified" if verified else "unverified"
-    trajectory.outcome = {"status": status, "reason": reason, "verified": verified, "code": code, "notes": notes}
+    trajectory.outcome = {"status": status, "reason": reason, "verified": verified, "code": attempt.code,
+                          "notes": attempt.notes()}
     trajectory.save()
-    return SolveOutcome(code, verified, status, reason, trajectory, notes)
+    return SolveOutcome(attempt.code, verified, status, reason, trajectory, attempt)
 
 
 def _verified(report: JudgeReport, own: bool | None) -> bool:

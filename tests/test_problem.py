@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import solidcoder
 from solidcoder.errors import BadInput
 from solidcoder.problem import Problem, TestCase, dump_problems, load_problem, load_problems
 
@@ -304,3 +306,38 @@ def test_schema_doc_examples_load(tmp_path):
     call, stdio = load_problems(path)
     assert call.hidden_tests[0].expected == 9 and call.public_tests[0].style == "assert"
     assert stdio.hidden_tests[0].outputs == ["1\n", "-1\n"]
+
+
+# The schema layer: what every other part of the package builds on. It imports only from itself (and the standard
+# library), never from execution/ or any other part above it.
+SCHEMA = ("solidcoder.errors", "solidcoder.matching", "solidcoder.problem", "solidcoder.textexamples",
+          "solidcoder.textproblem")
+
+
+def imported_modules(module: str) -> set[str]:
+    """Every name `module` imports, at any depth (imports inside functions too), as dotted names."""
+    path = Path(solidcoder.__file__).parent.joinpath(*module.split(".")[1:]).with_suffix(".py")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(filter(None, ["solidcoder" if node.level else "", node.module or ""]))
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def in_schema(name: str) -> bool:
+    return name == "solidcoder" or any(name == m or name.startswith(m + ".") for m in SCHEMA)
+
+
+@pytest.mark.parametrize("module", SCHEMA)
+def test_the_schema_imports_nothing_from_the_layers_above_it(module):
+    upward = sorted(n for n in imported_modules(module) if n.startswith("solidcoder.") and not in_schema(n))
+    assert upward == []
+
+
+def test_execution_reads_the_matching_rules_from_the_schema():
+    assert {"solidcoder.matching.MODES", "solidcoder.matching.DEFAULT_TOLERANCE"} <= imported_modules(
+        "solidcoder.execution.compare")
+    assert not in_schema("solidcoder.execution.compare") and in_schema("solidcoder.problem.TestCase")

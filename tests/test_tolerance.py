@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from solidcoder.execution.compare import DEFAULT_TOLERANCE
-from solidcoder.execution.tolerance import problem_tolerance, stated_tolerance
+from solidcoder.matching import DEFAULT_TOLERANCE, problem_tolerance, stated_tolerance
 
 
 @pytest.mark.parametrize(

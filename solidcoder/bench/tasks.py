@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import re
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from solidcoder.bench.runner import InfrastructureError
@@ -22,10 +21,10 @@ from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, JudgeReport
 from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import trace_program
-from solidcoder.problem import Problem, TestCase
+from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
-from solidcoder.stages.live import GeneratedTest, LiveExecutor, SuiteTest
-from solidcoder.strategies.base import Strategy
+from solidcoder.stages.live import LiveExecutor, SuiteTest
+from solidcoder.strategies.base import Attempt, Strategy
 
 ANSWER_NAME = "_answer_"
 
@@ -35,41 +34,30 @@ class CodeTask:
 
     def __init__(self, problems: list[Problem], strategy: Strategy, prompts: PromptLibrary, pool: Executor,
                  temperature: float | None = None, max_tokens: int | None = None):
-        self.items, self.strategy, self.prompts = problems, strategy, prompts
+        self.items, self.strategy, self.prompts, self.pool = problems, strategy, prompts, pool
         self.judge = Judge(pool)
         self.temperature, self.max_tokens = temperature, max_tokens
-        self._executor = ThreadPoolExecutor(max(2 * pool.size, 4), thread_name_prefix="judge")
-
-    async def judged(self, problem: Problem, code: str, tests: list[TestCase]) -> JudgeReport:
-        loop = asyncio.get_running_loop()
-        report = await loop.run_in_executor(self._executor, self.judge.judge, problem, code, tests)
-        if report.infrastructure_error:
-            detail = next(v.detail for v in report.verdicts if v.status == "sandbox_error")
-            raise InfrastructureError(detail)
-        return report
 
     async def run_one(self, problem: Problem, model: RecordingModel) -> dict[str, Any]:
-        ctx = SolveContext(model, self.prompts, lambda p, code: self.judged(p, code, p.public_tests),
-                           self.temperature, self.max_tokens, self.judge.pool)
+        ctx = SolveContext(model=model, prompts=self.prompts, pool=self.pool, temperature=self.temperature,
+                           max_tokens=self.max_tokens)
         attempt = await self.strategy.solve(problem, ctx)
-        report = await self.judged(problem, attempt.code, problem.hidden_tests)
+        report = await self.judge.ajudge(problem, attempt.code, problem.hidden_tests)  # SandboxFailure: not scored
         failure = report.failures()[0].detail[:300] if report.failures() else ""
         return {"passed": report.passed, "tests_passed": report.pass_count, "tests_total": report.total,
-                "first_failure": failure, "code": attempt.code, "notes": attempt.notes,
-                **await self.false_alarms(problem, attempt.code, attempt.notes, report)}
+                "first_failure": failure, "code": attempt.code, "notes": attempt.notes(),
+                **await self.false_alarms(problem, attempt, report)}
 
-    async def false_alarms(self, problem: Problem, code: str, notes: dict, report: JudgeReport) -> dict[str, Any]:
+    async def false_alarms(self, problem: Problem, attempt: Attempt, report: JudgeReport) -> dict[str, Any]:
         """Oracle precision: of the tests the strategy kept, how many reject this answer although the hidden tests
         accept it (a false alarm). Counted only on answers the hidden tests accept; absent without kept tests."""
-        kept = notes.get("kept")
-        if not isinstance(kept, list) or not kept:
+        if not attempt.kept:
             return {}
         if not report.passed:
-            return {"kept_tests": len(kept)}
-        tests = [SuiteTest(f"kept-{i}", GeneratedTest(**test)) for i, test in enumerate(kept)]
-        live = LiveExecutor(self.judge.pool, problem)
-        evaluation = await asyncio.get_running_loop().run_in_executor(self._executor, live.evaluate, code, tests)
-        return {"kept_tests": len(kept), "false_alarms": len(evaluation.failures())}
+            return {"kept_tests": len(attempt.kept)}
+        tests = [SuiteTest(f"kept-{i}", test) for i, test in enumerate(attempt.kept)]
+        evaluation = await LiveExecutor(self.pool, problem).evaluate(attempt.code, tests)
+        return {"kept_tests": len(attempt.kept), "false_alarms": len(evaluation.failures())}
 
 
 class TraceTask:

@@ -113,7 +113,7 @@ class RecordingModel:
             if self.max_calls is None or self._position + calls < self.max_calls:
                 self.max_calls, self._cap_reason = self._position + calls, reason
 
-    def for_role(self, role: str) -> RecordingModel | _RoleView:
+    def for_role(self, role: str) -> UnitModel:
         model = self.roster.for_role(role) if self.roster is not None else self.model
         return self if model is self.model else _RoleView(self, model)
 
@@ -174,11 +174,36 @@ def sampling(temperature: float | None, max_tokens: int | None, top_p: float | N
     return {"temperature": temperature, "max_tokens": max_tokens, **extra}
 
 
+class UnitModel(Protocol):
+    """What a strategy's model is: the unit's `RecordingModel`, or a role's view of it (`for_role`)."""
+
+    name: str
+
+    @property
+    def usage(self) -> Usage: ...
+
+    def for_role(self, role: str) -> UnitModel: ...
+
+    def cap_after(self, calls: int, reason: str) -> None: ...
+
+    async def acomplete(self, messages: list[Message], **kwargs: Any) -> Completion: ...
+
+
 class _RoleView:
-    """One role's model, recorded by the unit's `RecordingModel`."""
+    """One role's model, recorded by the unit's `RecordingModel`: its calls, usage and caps are the unit's."""
 
     def __init__(self, recorder: RecordingModel, model: Model):
         self.recorder, self.model, self.name = recorder, model, model.name
+
+    @property
+    def usage(self) -> Usage:
+        return self.recorder.usage
+
+    def for_role(self, role: str) -> UnitModel:
+        return self.recorder.for_role(role)
+
+    def cap_after(self, calls: int, reason: str) -> None:
+        self.recorder.cap_after(calls, reason)
 
     async def acomplete(self, messages: list[Message], **kwargs) -> Completion:
         return await self.recorder.acomplete(messages, model=self.model, **kwargs)

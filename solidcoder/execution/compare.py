@@ -34,11 +34,10 @@ import math
 import re
 from typing import Any
 
+from solidcoder.matching import DEFAULT_TOLERANCE, MODES
+
 # Deep enough for any sensible expected value, shallow enough to stay far from Python's recursion limit.
 MAX_DEPTH = 100
-
-DEFAULT_TOLERANCE = 1e-6
-MODES = ("tokens", "lines")
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 # Only plain decimal notation: float() would also accept "nan", "inf", "1_000" and "0x1p3"-like oddities.

@@ -11,9 +11,12 @@ and their stdout is compared here in the parent, so expected outputs never enter
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Generator
 from dataclasses import dataclass, field
 
+from solidcoder.errors import SandboxFailure
 from solidcoder.execution.compare import first_difference, matches_any
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.harness import source_line
@@ -22,6 +25,10 @@ from solidcoder.problem import Problem, TestCase
 
 # A frame of the program in a traceback on stderr (stdio runs print one, as `python solution.py` would).
 _TRACEBACK_LINE = re.compile(r'^  File "solution\.py", line ([0-9]{1,9}), in ', re.MULTILINE)
+# A judging plan yields the sandbox runs it needs next, (job, stdin, limits) each, is sent their results in order,
+# and returns the report: `Judge.judge` drives it here, `Judge.ajudge` on the event loop, with one set of rules.
+Plan = Generator[list[tuple[dict, str, Limits]], list[ExecResult], "JudgeReport"]
+
 # How a finished sandbox run maps onto a test that got no verdict from the harness.
 _RUN_STATUS_TO_VERDICT = {"ok": "error", "runtime_error": "error", "killed": "error"}
 
@@ -77,24 +84,56 @@ class Judge:
 
     def judge(self, problem: Problem, code: str, tests: list[TestCase] | None = None,
               stop_at_first_failure: bool = False) -> JudgeReport:
-        """Judge `code` on `tests` (default: the problem's public tests)."""
+        """Judge `code` on `tests` (default: the problem's public tests), blocking; sandbox failures are verdicts."""
+        return self._drive(self._plan(problem, code, tests, stop_at_first_failure))
+
+    async def ajudge(self, problem: Problem, code: str, tests: list[TestCase] | None = None,
+                     stop_at_first_failure: bool = False) -> JudgeReport:
+        """The one async way to judge (`solve`, `bench`, routing, the loop): the same verdicts as `judge`, the runs
+        awaited on the executor (`Executor.arun`); raises `SandboxFailure` when the sandbox, not the program,
+        failed, so a sandbox failure is never scored as a wrong answer."""
+        plan = self._plan(problem, code, tests, stop_at_first_failure)
+        try:
+            jobs = next(plan)
+            while True:
+                jobs = plan.send(list(await asyncio.gather(*(self.pool.arun(*job) for job in jobs))))
+        except StopIteration as done:
+            report = done.value
+        if report.infrastructure_error:
+            raise SandboxFailure(next(v.detail for v in report.verdicts if v.status == "sandbox_error"))
+        return report
+
+    def _drive(self, plan: Plan) -> JudgeReport:
+        """Run a plan's jobs here, one at a time or on all workers at once (`Executor.map`)."""
+        try:
+            jobs = next(plan)
+            while True:
+                jobs = plan.send(self.pool.map(jobs) if len(jobs) > 1 else [self.pool.run(*jobs[0])])
+        except StopIteration as done:
+            return done.value
+
+    def _plan(self, problem: Problem, code: str, tests: list[TestCase] | None, stop: bool) -> Plan:
         tests = problem.public_tests if tests is None else tests
         limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
         if problem.kind == "stdio":
-            return self.judge_stdio(code, tests, limits, stop_at_first_failure, output_match=problem.output_match,
-                                    tolerance=problem.tolerance)
-        return self.judge_calls(code, problem.entry_point or "", tests, limits, stop_at_first_failure)
+            return self._stdio_plan(code, tests, limits, stop, problem.output_match, problem.tolerance)
+        return self._calls_plan(code, problem.entry_point or "", tests, limits, stop)
 
     def judge_calls(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,
                     stop_at_first_failure: bool = False) -> JudgeReport:
+        return self._drive(self._calls_plan(code, entry_point, tests, limits, stop_at_first_failure))
+
+    def _calls_plan(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,
+                    stop_at_first_failure: bool) -> Plan:
+        """Call tests in one run; when the program's process is lost part-way, the rest in another."""
         report = JudgeReport(total=len(tests))
         start = 0
         while start < len(tests):
             batch = tests[start:]
             # One test's limit per test, one for loading the program, and slack: the judge enforces each of them.
             run_limits = Limits(wall_s=limits.wall_s * (len(batch) + 1) + 2.0, memory_mb=limits.memory_mb)
-            result = self.pool.run(self._calls_job(code, entry_point, batch, limits, stop_at_first_failure),
-                                   limits=run_limits)
+            (result,) = yield [(self._calls_job(code, entry_point, batch, limits, stop_at_first_failure), "",
+                                run_limits)]
             verdicts, finished = _call_verdicts(result, start, batch)
             report.verdicts += verdicts
             if finished or stop_at_first_failure and any(not v.passed for v in verdicts):
@@ -109,17 +148,22 @@ class Judge:
     def judge_stdio(self, code: str, tests: list[TestCase], limits: Limits, stop_at_first_failure: bool = False,
                     *, output_match: str = "tokens", tolerance: float | None = None) -> JudgeReport:
         """Judge a program on stdio tests; `tolerance` None means the judge's own (see compare.py for modes)."""
+        return self._drive(self._stdio_plan(code, tests, limits, stop_at_first_failure, output_match, tolerance))
+
+    def _stdio_plan(self, code: str, tests: list[TestCase], limits: Limits, stop_at_first_failure: bool,
+                    output_match: str, tolerance: float | None) -> Plan:
+        """One process per test, all at once; with `stop_at_first_failure`, one at a time until a failure."""
         report = JudgeReport(total=len(tests))
         job = {"mode": "stdio", "code": code}
         how = (output_match, self.tolerance if tolerance is None else tolerance)
         if stop_at_first_failure:
             for index, test in enumerate(tests):
-                result = self.pool.run(job, test.stdin, limits)
+                (result,) = yield [(job, test.stdin or "", limits)]
                 report.verdicts.append(self._stdio_verdict(index, test, result, *how, code=code))
                 if not report.verdicts[-1].passed:
                     break
             return report
-        results = self.pool.map([(job, test.stdin or "", limits) for test in tests])
+        results = (yield [(job, test.stdin or "", limits) for test in tests]) if tests else []
         report.verdicts = [self._stdio_verdict(i, t, r, *how, code=code)
                            for i, (t, r) in enumerate(zip(tests, results, strict=True))]
         return report

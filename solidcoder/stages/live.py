@@ -128,27 +128,28 @@ class LiveExecutor:
         self.pool, self.problem, self.judge = pool, problem, Judge(pool)
         self.limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
 
-    def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
-        """Run `code` on every test; raises `SandboxFailure` when the sandbox itself failed."""
+    async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
+        """Run `code` on every test, through the judge's one async seam (`Judge.ajudge`) and the executor's
+        `arun`; raises `SandboxFailure` when the sandbox itself failed."""
         unusable = _unusable(code)
         if unusable:  # never green, even with no tests to run
             return Evaluation(code, [Outcome("program", False, "error", unusable, expected="a complete program",
                                              actual=unusable)])
         if self.problem.kind == "call":
-            outcomes = self._judged(code, tests)
+            outcomes = await self._judged(code, tests)
         else:
-            judged = self._judged(code, [t for t in tests if isinstance(t.test, TestCase)])
+            judged = await self._judged(code, [t for t in tests if isinstance(t.test, TestCase)])
             by_id = {o.id: o for o in judged}
-            outcomes = [by_id.get(t.id) or self._stdio_generated(code, t) for t in tests]
+            outcomes = [by_id.get(t.id) or await self._stdio_generated(code, t) for t in tests]
         if any(o.status == "sandbox_error" for o in outcomes):
             raise SandboxFailure(next(o.detail for o in outcomes if o.status == "sandbox_error"))
         return Evaluation(code, outcomes)
 
-    def _judged(self, code: str, tests: list[SuiteTest]) -> list[Outcome]:
+    async def _judged(self, code: str, tests: list[SuiteTest]) -> list[Outcome]:
         if not tests:
             return []
         cases = [t.test if isinstance(t.test, TestCase) else t.test.as_testcase() for t in tests]
-        report = self.judge.judge(self.problem, code, cases)
+        report = await self.judge.ajudge(self.problem, code, cases)
         return [self._outcome(t, v) for t, v in zip(tests, report.verdicts, strict=False)]
 
     def _outcome(self, suite_test: SuiteTest, verdict: TestVerdict) -> Outcome:
@@ -162,12 +163,12 @@ class LiveExecutor:
         return Outcome(suite_test.id, passed, verdict.status, verdict.detail, sample.input, sample.output,
                        actual or "", stdin=case.stdin or "", call=call)
 
-    def _stdio_generated(self, code: str, suite_test: SuiteTest) -> Outcome:
+    async def _stdio_generated(self, code: str, suite_test: SuiteTest) -> Outcome:
         test = suite_test.test
         assert isinstance(test, GeneratedTest)
         base = Outcome(suite_test.id, False, "fail", input=test.stdin or "", stdin=test.stdin or "",
                        expected=f"output accepted by:\n{test.source}")
-        run = self.pool.run_program(code, test.stdin or "", self.limits)
+        run = await self.pool.arun({"mode": "stdio", "code": code}, test.stdin or "", self.limits)
         base.actual = run.stdout
         if run.status != "ok":
             base.status = "sandbox_error" if run.status == "sandbox_error" else "error"
@@ -176,19 +177,27 @@ class LiveExecutor:
         if test.crash_only:
             base.passed, base.status = True, "pass"
             return base
-        return self.check_output(base, test, run.stdout)
+        return _checked(base, await self.pool.arun(*self._check_run(test, run.stdout)))
 
     def check_output(self, base: Outcome, test: GeneratedTest, stdout: str) -> Outcome:
         """`base`, passed when the test's property check (its own sandboxed program) accepts `stdout`."""
+        return _checked(base, self.pool.run(*self._check_run(test, stdout)))
+
+    def _check_run(self, test: GeneratedTest, stdout: str) -> tuple[dict, str, Limits]:
+        """The sandbox run of a test's property check on `stdout`: its own program, the run as JSON on stdin."""
         payload = json.dumps({"stdin": test.stdin or "", "stdout": stdout})
-        check = self.pool.run_program(test.source + _CHECK_DRIVER, payload, self.limits)
-        if check.status == "sandbox_error":
-            base.status, base.detail = "sandbox_error", check.detail
-        elif check.ok:
-            base.passed, base.status = True, "pass"
-        else:
-            base.detail = f"property check failed: {_last_line(check) or check.status}"
-        return base
+        return {"mode": "stdio", "code": test.source + _CHECK_DRIVER}, payload, self.limits
+
+
+def _checked(base: Outcome, check: ExecResult) -> Outcome:
+    """`base` with the verdict of its property check's run."""
+    if check.status == "sandbox_error":
+        base.status, base.detail = "sandbox_error", check.detail
+    elif check.ok:
+        base.passed, base.status = True, "pass"
+    else:
+        base.detail = f"property check failed: {_last_line(check) or check.status}"
+    return base
 
 
 def _unusable(code: str) -> str | None:

@@ -6,14 +6,24 @@ paper's Algorithm 1 (`algorithm1.py`); `solidcoder+` is the same loop with the p
 take refinements as named options after a colon (`solidcoder:candidates=3,monotonic`). `solidcoder-routed` (what
 `solve` runs by default) tries a direct program, then ranked samples, then the `solidcoder+` loop (`routed.py`), with
 its own options (`solidcoder-routed:samples=3,max_tier=1`).
+
+Importing this package is cheap (the CLI builds its help from `STRATEGIES`): the strategies, and the names re-exported
+here (`Attempt`, `SolveContext`, `Strategy`, `extract_code`), are imported on first use.
 """
 
 from __future__ import annotations
 
-from solidcoder.core.context import SolveContext
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from solidcoder.errors import BadInput
-from solidcoder.stages.base import extract_code  # every strategy reads replies alike
-from solidcoder.strategies.base import Attempt, Strategy
+
+if TYPE_CHECKING:
+    from solidcoder.strategies.base import Strategy
+
+# Re-exported names and the modules they come from; every strategy reads replies alike (`extract_code`).
+_REEXPORTS = {"SolveContext": "solidcoder.core.context", "extract_code": "solidcoder.stages.base",
+              "Attempt": "solidcoder.strategies.base", "Strategy": "solidcoder.strategies.base"}
 
 ONE_CALL = ("direct", "cot", "self_planning", "analogical")
 # plus <name>_no_<part> ablations of solidcoder and solidcoder+
@@ -45,6 +55,13 @@ def make_strategy(name: str) -> Strategy:
 
         return make_algorithm1(key)
     raise BadInput(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, imported when first asked for (PEP 562)."""
+    if name not in _REEXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_REEXPORTS[name]), name)
 
 
 __all__ = ["STRATEGIES", "Attempt", "SolveContext", "Strategy", "extract_code", "make_strategy"]

@@ -75,6 +75,7 @@ class Algorithm1:
     `seed_code`, when set, is the first plan's program instead of a written one (`solve --prerank`)."""
 
     requires = ()
+    takes_seed = True
 
     def __init__(self, name: str = "solidcoder", ablation: str | None = None, seed_code: str | None = None,
                  **settings: Any):
@@ -86,6 +87,12 @@ class Algorithm1:
         copy = Algorithm1(self.name, seed_code=seed_code or self.seed_code)
         copy.config = replace(self.config, **changes)
         return copy
+
+    def with_loop(self, changes: dict[str, Any]) -> Algorithm1:
+        return self.with_settings(**changes)
+
+    def seeded(self, code: str) -> Algorithm1:
+        return self.with_settings(seed_code=code)
 
     @property
     def templates(self) -> tuple[str, ...]:
@@ -107,17 +114,14 @@ class Algorithm1:
         if ctx.pool is None:
             raise ValueError("the solidcoder strategy needs the sandbox pool in its SolveContext")
         loop = self.loop(problem, ctx)
-        notes: dict[str, Any] = {}
+        stopped = None
         try:
             await loop.run()
         except ProblemBudgetExceeded as exc:  # the per-problem --max-calls cap: the last program (`best`: the best)
-            notes["stopped"] = str(exc)
+            stopped = exc
             if self.config.best and loop.history:
                 await loop.choose_best()
-        return Attempt(loop.code, {**notes, "stages": loop.stages, "accepted": loop.accepted,
-                                   "verified": loop.verified, "kept_tests": len(loop.kept),
-                                   "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections,
-                                   "kept": [t.test.to_dict() for t in loop.kept]})
+        return loop.attempt(stopped, accepted=loop.accepted)
 
 
 class Loop:
@@ -139,7 +143,7 @@ class Loop:
     async def ask(self, stage: str, template: str, temperature: float | None = None, schema: dict | None = None,
                   **variables: str) -> str:
         self.stages.append(stage)
-        model = self.ctx.model.for_role(ROLES[stage]) if hasattr(self.ctx.model, "for_role") else self.ctx.model
+        model = self.ctx.model.for_role(ROLES[stage])
         ctx = replace(self.ctx, model=model, temperature=self.ctx.temperature if temperature is None else temperature,
                       max_tokens=self.max_tokens(stage))
         return await ask(ctx, template if "/" in template else f"paper/{template}", schema=schema, **variables)
@@ -158,6 +162,11 @@ class Loop:
         await self.loop()
         if self.config.best and not self.accepted:
             await self.choose_best()
+
+    def start_from(self, code: str, kept: list[SuiteTest]) -> None:
+        """Start (or go on) from `code` with `kept` accumulated as failing tests already found (routing's tiers)."""
+        self.code = code
+        self.kept.extend(test for test in kept if test not in self.kept)
 
     def take(self, code: str) -> None:
         self.code = code
@@ -345,8 +354,14 @@ class Loop:
         self.accepted, self.verified = evaluation.green, evaluation.verified
         return self.accepted
 
+    def attempt(self, stopped: ProblemBudgetExceeded | None = None, **record: Any) -> Attempt:
+        """The run's answer: the program in hand, the tests kept, and `record` beside the rounds' outcomes."""
+        return Attempt(code=self.code, verified=self.verified, stopped=stopped, stages=self.stages,
+                       kept=[t.test for t in self.kept],
+                       record={**record, "oracle_rounds": self.rounds, "judge_rejections": self.rejections})
+
     async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
-        return await asyncio.to_thread(self.live.evaluate, code, tests)
+        return await self.live.evaluate(code, tests)
 
 
 def _reason(verdict: str, limit: int = 300) -> str:

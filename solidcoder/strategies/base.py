@@ -2,8 +2,11 @@
 
 A strategy gets a problem (statement and public tests only: the runner never hands it hidden tests) and a
 `SolveContext` (the model, the prompt library, and `check` to run code on the public tests in the sandbox), and
-returns an `Attempt`: the final code and a few notes. Model errors propagate: the runner records them as
-infrastructure errors, never as wrong answers.
+returns an `Attempt`: the final code, whether the strategy verified it on tests of its own, what stopped it early
+(a typed cause), the stages it ran and the tests it kept. `solve` and `bench` read those fields; `record` holds the
+strategy's own figures (routing's tiers, the loop's oracle rounds), written to results and trajectories as they
+are and never read to decide anything. Model errors propagate: the runner records them as infrastructure errors,
+never as wrong answers.
 """
 
 from __future__ import annotations
@@ -12,17 +15,35 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from solidcoder.core.context import SolveContext
+from solidcoder.errors import ProblemBudgetExceeded
 from solidcoder.execution.judge import JudgeReport
 from solidcoder.problem import Problem
 from solidcoder.requirements import Requirement
+from solidcoder.stages.live import GeneratedTest
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Attempt:
-    """A strategy's answer for one problem."""
+    """A strategy's answer for one problem. `verified`: None when the strategy ran no tests of its own on `code`,
+    else whether at least one ran and `code` passed every one (public and kept); `kept`: None for a strategy that
+    keeps no tests."""
 
     code: str
-    notes: dict[str, Any] = field(default_factory=dict)
+    verified: bool | None = None
+    stopped: ProblemBudgetExceeded | None = None
+    stages: list[str] = field(default_factory=list)
+    kept: list[GeneratedTest] | None = None
+    record: dict[str, Any] = field(default_factory=dict)
+
+    def notes(self) -> dict[str, Any]:
+        """What a bench row and a trajectory record as `notes` (the keys runs have always had)."""
+        notes: dict[str, Any] = dict(self.record)
+        notes |= {"stages": self.stages} if self.stages else {}
+        notes |= {"verified": self.verified} if self.verified is not None else {}
+        notes |= {"stopped": str(self.stopped)} if self.stopped is not None else {}
+        if self.kept is not None:
+            notes |= {"kept_tests": len(self.kept), "kept": [test.to_dict() for test in self.kept]}
+        return notes
 
 
 class Strategy(Protocol):
@@ -33,10 +54,34 @@ class Strategy(Protocol):
     name: str
     templates: tuple[str, ...]
     requires: tuple[Requirement, ...]
+    takes_seed: bool  # whether `seeded` starts it from a given program (solve --prerank)
+
+    def with_loop(self, changes: dict[str, Any]) -> Strategy | None:
+        """A copy with solve's loop flags (`PaperSettings` fields: p, d, a, candidates, components) applied to its
+        loop, or None when it has no loop to change."""
+        ...
+
+    def seeded(self, code: str) -> Strategy:
+        """A copy that starts from `code` instead of writing its first program (when `takes_seed`)."""
+        ...
 
     def settings(self) -> dict[str, Any]: ...
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt: ...
+
+
+class NoLoop:
+    """For a strategy without a loop to resize or a first program to seed: solve's loop flags and --prerank do not
+    apply to it, and it needs nothing beyond the base install."""
+
+    requires: tuple[Requirement, ...] = ()
+    takes_seed = False
+
+    def with_loop(self, changes: dict[str, Any]) -> None:
+        return None
+
+    def seeded(self, code: str) -> NoLoop:
+        return self
 
 
 def test_report(problem: Problem, report: JudgeReport, limit: int = 3) -> str:

@@ -17,7 +17,7 @@ from solidcoder.errors import ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, problem_variables
 from solidcoder.stages.base import extract_code
-from solidcoder.strategies.base import Attempt, test_report
+from solidcoder.strategies.base import Attempt, NoLoop, test_report
 
 _CONFIDENCE = re.compile(r"CONFIDENCE:\s*(\d+)")
 _RECALLED = re.compile(r"^#+\s*Problem\s*\d+\s*$", re.MULTILINE | re.IGNORECASE)
@@ -56,9 +56,8 @@ class MapCoderSettings:
     t: int = 5  # debugging rounds per plan
 
 
-class MapCoder:
+class MapCoder(NoLoop):
     name = "mapcoder"
-    requires = ()
     templates = tuple(f"strategies/mapcoder_{s}" for s in ("retrieval", "planning", "coding", "debugging"))
 
     def __init__(self, settings: MapCoderSettings | None = None):
@@ -77,7 +76,7 @@ class MapCoder:
         except ProblemBudgetExceeded:
             if best.rounds == 0:
                 raise
-        return Attempt(best.code, {"code_versions": best.rounds})
+        return Attempt(code=best.code, record={"code_versions": best.rounds})
 
     async def _plans(self, problem: Problem, ctx: SolveContext) -> list[tuple[int, str]]:
         text = problem_variables(problem)["problem"]
@@ -108,9 +107,8 @@ class CodeSimSettings:
     d: int = 5  # debugging rounds per plan
 
 
-class CodeSim:
+class CodeSim(NoLoop):
     name = "codesim"
-    requires = ()
     templates = ("strategies/codesim_planning", "strategies/codesim_debugging", "strategies/mapcoder_coding")
 
     def __init__(self, settings: CodeSimSettings | None = None):
@@ -131,4 +129,4 @@ class CodeSim:
         except ProblemBudgetExceeded:  # --max-calls: answer with the best code so far, if there is one
             if best.rounds == 0:
                 raise
-        return Attempt(best.code, {"code_versions": best.rounds})
+        return Attempt(code=best.code, record={"code_versions": best.rounds})

@@ -32,9 +32,10 @@ its tiers produced, unverified.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from solidcoder.core.calls import UnitModel
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
@@ -93,20 +94,17 @@ def _option_value(key: str, value: str, item: str) -> Any:
 class _Tiers:
     """What each tier cost, from the recording model's running usage."""
 
-    model: Any
+    model: UnitModel
     spent: list[dict] = field(default_factory=list)
     _mark: tuple = (0, 0, 0.0)
 
     def start(self) -> None:
-        usage = getattr(self.model, "usage", None)
-        self._mark = (usage.calls, usage.tokens, time.monotonic()) if usage else (0, 0, time.monotonic())
+        self._mark = (self.model.usage.calls, self.model.usage.tokens, time.monotonic())
 
     def end(self, tier: int) -> None:
-        usage = getattr(self.model, "usage", None)
         calls, tokens, started = self._mark
-        self.spent.append({"tier": tier, "calls": usage.calls - calls if usage else 0,
-                           "tokens": usage.tokens - tokens if usage else 0,
-                           "s": round(time.monotonic() - started, 3)})
+        self.spent.append({"tier": tier, "calls": self.model.usage.calls - calls,
+                           "tokens": self.model.usage.tokens - tokens, "s": round(time.monotonic() - started, 3)})
 
 
 class Routed:
@@ -114,11 +112,25 @@ class Routed:
 
     name = "solidcoder-routed"
 
-    def __init__(self, settings: RoutedSettings | None = None):
+    takes_seed = False
+
+    def __init__(self, settings: RoutedSettings | None = None, full: Algorithm1 | None = None):
         self.config = settings or RoutedSettings()
-        self.full: Algorithm1 = make_algorithm1(self.config.full)
-        self.templates = ("strategies/direct", *self.full.templates,
-                          *((SHARED_ORACLE,) if self.config.oracle == "shared" else ()))
+        self.full = full or make_algorithm1(self.config.full)
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        shared = (SHARED_ORACLE,) if self.config.oracle == "shared" else ()
+        return ("strategies/direct", *self.full.templates, *shared)
+
+    def with_loop(self, changes: dict[str, Any]) -> Routed:
+        """solve's loop flags set tier 2, the full loop; loop sizes asked for are run (no tier-2 call budget)."""
+        sized = bool({"p", "d", "a"} & changes.keys())
+        config = replace(self.config, full_calls=None) if sized else self.config
+        return Routed(config, self.full.with_loop(changes))
+
+    def seeded(self, code: str) -> Routed:
+        return self
 
     @property
     def requires(self) -> tuple[Requirement, ...]:
@@ -155,18 +167,18 @@ class Routed:
             tier = 2
             tiers.start()
             self._budget(ctx.model)
-            loop.kept, loop.code = list(failing), code
+            loop.start_from(code, failing)
             await loop.run()
             tiers.end(2)
         except ProblemBudgetExceeded as exc:
             tiers.end(tier)
-            return await _best_seen(loop.code or code, tier, tiers, loop, failing, stopped=str(exc))
+            return await _best_seen(loop.code or code, tier, tiers, loop, failing, stopped=exc)
         return await _best_seen(loop.code, 2, tiers, loop, failing) if not loop.accepted \
             else _attempt(loop.code, 2, tiers, loop, loop.verified)
 
-    def _budget(self, model: Any) -> None:
+    def _budget(self, model: UnitModel) -> None:
         """Tier 2's own call budget (`full_calls`), below the run's per-problem cap."""
-        if self.config.full_calls is not None and hasattr(model, "cap_after"):
+        if self.config.full_calls is not None:
             model.cap_after(self.config.full_calls, f"tier 2's budget of {self.config.full_calls} calls reached")
 
     async def _direct(self, problem: Problem, loop: Loop) -> str:
@@ -232,21 +244,16 @@ async def _all_fail(loop: Loop, test: SuiteTest, programs: list[str]) -> bool:
 
 
 async def _best_seen(code: str, tier: int, tiers: _Tiers, loop: Loop, failing: list[SuiteTest],
-                     stopped: str | None = None) -> Attempt:
+                     stopped: ProblemBudgetExceeded | None = None) -> Attempt:
     """No tier accepted a program: the answer is the best program any tier produced, by the public tests and the
     failing tests found passed (the latest among equals), as a run stopped by a cap answers too. The full loop
     chose it already when its `best` option is on."""
-    loop.kept = loop.kept or list(failing)
+    loop.start_from(loop.code or code, failing)  # the failing tests found are what the programs are ranked on too
     if loop.history and loop.stages[-1:] != ["choose_best"]:
         await loop.choose_best()
     return _attempt(loop.code if loop.history else code, tier, tiers, loop, loop.verified, stopped)
 
 
-def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, verified: bool, stopped: str | None = None) -> Attempt:
-    notes: dict[str, Any] = {"tier": tier, "tiers": tiers.spent, "stages": loop.stages, "kept_tests": len(loop.kept),
-                             "oracle_rounds": loop.rounds, "judge_rejections": loop.rejections,
-                             "kept": [t.test.to_dict() for t in loop.kept]}
-    notes["verified"] = verified
-    if stopped:
-        notes["stopped"] = stopped
-    return Attempt(code, notes)
+def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, verified: bool,
+             stopped: ProblemBudgetExceeded | None = None) -> Attempt:
+    return replace(loop.attempt(stopped, tier=tier, tiers=tiers.spent), code=code, verified=verified)

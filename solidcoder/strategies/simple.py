@@ -13,13 +13,11 @@ from solidcoder.core.context import SolveContext, ask
 from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
 from solidcoder.stages.base import extract_code
-from solidcoder.strategies.base import Attempt
+from solidcoder.strategies.base import Attempt, NoLoop
 
 
-class OneCallStrategy:
+class OneCallStrategy(NoLoop):
     """Render `strategies/<name>`, call the model once, extract the code."""
-
-    requires = ()
 
     def __init__(self, name: str):
         self.name = name

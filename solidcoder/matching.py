@@ -1,5 +1,9 @@
-"""The float tolerance of a problem: the one it sets, else the one its statement states, else DEFAULT_TOLERANCE.
+"""How a problem's outputs are matched: the comparison modes, and the float tolerance a problem is judged with.
 
+Part of the problem schema (`Problem.output_match`, `Problem.tolerance`), so the schema owns it and the judge
+(`execution/compare.py`) reads it from here. The comparison itself lives in `execution/compare.py`.
+
+The tolerance is the one a problem sets, else the one its statement states, else DEFAULT_TOLERANCE.
 `stated_tolerance` reads statements as the datasets write them: "absolute or relative error does not exceed
 10^{-6}", "$$$10^{-4}$$$", "10^{ - 9}", "10^-9", "10^(-6)", "10<sup>-6</sup>", "10⁻⁶", "2 \\cdot 10^{-6}",
 "1e-6" or "0.000001", with an ASCII or Unicode minus. A number counts only when it is below 1 and a word about
@@ -13,7 +17,9 @@ from __future__ import annotations
 import functools
 import re
 
-from solidcoder.execution.compare import DEFAULT_TOLERANCE
+DEFAULT_TOLERANCE = 1e-6
+# "tokens": whitespace, newlines included, only separates tokens; "lines": the same line layout too.
+MODES = ("tokens", "lines")
 
 _MINUS = "[-\u2212\u2013]"
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
