@@ -58,7 +58,9 @@ async def timed_run(url: str, problems, pool: SandboxPool, concurrency: int, run
     task = (CodeTask if judge else UnjudgedTask)(problems, make_strategy("direct"), PromptLibrary.from_env(), pool)
     store = ResultStore(run_dir)
     start, cpu = time.perf_counter(), time.process_time()
-    totals = await BenchRunner(RunSpec("humaneval", "direct", "m", "h"), task, model, store, concurrency).run()
+    runner = BenchRunner(spec=RunSpec("humaneval", "direct", "m", "h"), task=task, model=model, store=store,
+                         concurrency=concurrency)
+    totals = await runner.run()
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     store.close()
     client = getattr(model, "_aclient", None)

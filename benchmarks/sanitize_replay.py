@@ -32,7 +32,8 @@ def direct_replies(run_dir: Path, row: dict) -> list[str]:
     calls = calls_by_position(run_dir, row["key"])
     if row["strategy"] == "direct":
         return [calls[1]["text"]]
-    samples = tier_calls(row).get(1, range(0))[:row["stage_usage"]["direct"][0] - 1]
+    usage = row.get("template_usage", {}).get("strategies/direct") or row["stage_usage"]["direct"]  # older rows
+    samples = tier_calls(row).get(1, range(0))[:usage[0] - 1]
     return [calls[i]["text"] for i in (1, *samples)]
 
 

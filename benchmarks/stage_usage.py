@@ -25,7 +25,8 @@ def main() -> None:
             and r["config_hash"].startswith(args.config or "")]
     totals: dict[str, list[int]] = {}
     for row in rows:
-        stages = row.get("stage_usage") or row.get("notes", {}).get("stages", {})  # older rows kept it in the notes
+        # template_usage since 2026-12-03 (full template names); before, stage_usage or, older still, notes.stages
+        stages = row.get("template_usage") or row.get("stage_usage") or row.get("notes", {}).get("stages", {})
         for stage, (calls, prompt, completion) in (stages if isinstance(stages, dict) else {}).items():
             entry = totals.setdefault(stage, [0, 0, 0])
             entry[0], entry[1], entry[2] = entry[0] + calls, entry[1] + prompt, entry[2] + completion

@@ -324,13 +324,14 @@ def solve(
 
     Example: solidcoder solve examples/is_palindrome.txt
     """
-    from solidcoder.solve_command import ModelChoice, SolveOptions, load_input, run_solve
+    from solidcoder.solve.command import ModelChoice, SolveOptions, load_input, run_solve
 
     sizes = {"p": plans, "d": debug_rounds, "a": oracle_rounds, "candidates": candidates}
     off = {"shift_left": no_shift_left, "simulation": no_sim, "oracle": no_oracle, "live": no_live,
            "defensive": no_defensive}
     loop = {k: v for k, v in sizes.items() if v is not None} | {k: False for k, v in off.items() if v}
-    opts = SolveOptions(strategy, loop, prerank, max_tokens, run_dir, out, prompts, workers)
+    opts = SolveOptions(strategy=strategy, loop=loop, prerank=prerank, max_tokens=max_tokens, run_dir=run_dir, out=out,
+                        prompts_dir=prompts, workers=workers)
     choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, threads=threads,
                          max_calls=max_calls,
                          max_total_tokens=max_total_tokens, max_cost_usd=max_cost)

@@ -103,7 +103,8 @@ def test_concurrency_overlaps_calls_and_never_exceeds_the_limit(scripted_server,
     model = make_model("openai/scripted-model", ModelOptions(api_base=scripted_server.url))
     task = CodeTask(problems, make_strategy("direct"), PromptLibrary.from_env(), sandbox_pool)
     store = ResultStore(tmp_path / "run")
-    runner = BenchRunner(RunSpec("humaneval", "direct", "m", "h"), task, model, store, concurrency=4)
+    runner = BenchRunner(spec=RunSpec("humaneval", "direct", "m", "h"), task=task, model=model, store=store,
+                         concurrency=4)
     totals = asyncio.run(runner.run())
     store.close()
     assert totals.finished == 8 and totals.passed == 8
@@ -134,7 +135,9 @@ def test_budget_exhaustion_stops_the_run(scripted_server, sandbox_pool, tmp_path
     model = make_model("openai/scripted-model", options)
     task = CodeTask(problems, make_strategy("direct"), PromptLibrary.from_env(), sandbox_pool)
     store = ResultStore(tmp_path / "run")
-    totals = asyncio.run(BenchRunner(RunSpec("humaneval", "direct", "m", "h"), task, model, store, 1).run())
+    runner = BenchRunner(spec=RunSpec("humaneval", "direct", "m", "h"), task=task, model=model, store=store,
+                         concurrency=1)
+    totals = asyncio.run(runner.run())
     store.close()
     assert totals.finished == 2 and "budget" in totals.stopped and len(scripted_server.chat_requests()) == 2
 
@@ -171,7 +174,8 @@ def test_trace_inference_scored_against_the_tracer(scripted_server, sandbox_pool
     model = make_model("openai/scripted-model", ModelOptions(api_base=scripted_server.url))
     store = ResultStore(tmp_path / "run")
     task = TraceTask(items, PromptLibrary.from_env(), sandbox_pool)
-    asyncio.run(BenchRunner(RunSpec("cruxeval", "direct", "m", "h"), task, model, store, 2).run())
+    asyncio.run(BenchRunner(spec=RunSpec("cruxeval", "direct", "m", "h"), task=task, model=model, store=store,
+                            concurrency=2).run())
     store.close()
     by_id = {r["id"]: r for r in rows(tmp_path / "run" / "results.jsonl")}
     assert by_id[items[0].id]["passed"] and not by_id[items[1].id]["passed"]

@@ -33,7 +33,8 @@ def run(server, strategy, sandbox_pool, tmp_path, problems=(ADD,), temperature=N
     model = make_model("openai/scripted-model", ModelOptions(api_base=server.url, policy=RetryPolicy(attempts=1)))
     store = ResultStore(tmp_path / "run")
     task = CodeTask(list(problems), strategy, PromptLibrary.from_env(), sandbox_pool, temperature=temperature)
-    asyncio.run(BenchRunner(RunSpec("t", strategy.name, "m", "h"), task, model, store, 2).run())
+    asyncio.run(BenchRunner(spec=RunSpec("t", strategy.name, "m", "h"), task=task, model=model, store=store,
+                            concurrency=2).run())
     store.close()
     return read_rows(tmp_path / "run" / "results.jsonl"), read_rows(tmp_path / "run" / "errors.jsonl")
 
@@ -133,7 +134,8 @@ def run_capped(server, strategy, sandbox_pool, tmp_path, max_calls):
     model = make_model("openai/scripted-model", ModelOptions(api_base=server.url, policy=RetryPolicy(attempts=1)))
     store = ResultStore(tmp_path / "run")
     task = CodeTask([ADD], strategy, PromptLibrary.from_env(), sandbox_pool)
-    runner = BenchRunner(RunSpec("t", strategy.name, "m", "h"), task, model, store, 1, max_calls=max_calls)
+    runner = BenchRunner(spec=RunSpec("t", strategy.name, "m", "h"), task=task, model=model, store=store,
+                         concurrency=1, max_calls=max_calls)
     totals = asyncio.run(runner.run())
     store.close()
     return totals, read_rows(tmp_path / "run" / "results.jsonl"), read_rows(tmp_path / "run" / "errors.jsonl")

@@ -195,10 +195,12 @@ def test_a_bench_unit_whose_actor_dies_is_rerun_on_the_replacement(ray_executor,
     scripted_server.responder = canonical_responder(delay_s=1.5)
     problems, _ = load_dataset("humaneval", DataOptions(data_file=HUMANEVAL, limit=1))
     recipe = ModelRecipe("openai/scripted-model", scripted_server.url, retries=1)
-    spec = UnitSpec(uuid.uuid4().hex, recipe, prompt_texts(PromptLibrary.from_env()), "direct")
+    spec = UnitSpec(run_id=uuid.uuid4().hex, model=recipe, prompts=prompt_texts(PromptLibrary.from_env()),
+                    strategy="direct")
     store = ResultStore(tmp_path)
     task = DistributedTask(problems, spec, ray_executor)
-    runner = BenchRunner(RunSpec("humaneval", "direct", recipe.spec, "h"), task, recipe.build(), store, 1)
+    runner = BenchRunner(spec=RunSpec("humaneval", "direct", recipe.spec, "h"), task=task, model=recipe.build(),
+                         store=store, concurrency=1)
     [before] = ray_executor.actor_info()
     def kill_mid_call() -> None:  # once the unit's model call has reached the server, not after a guessed delay
         deadline = time.monotonic() + 60

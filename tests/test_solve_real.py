@@ -31,8 +31,8 @@ def test_solve_with_a_real_model_agrees_with_check(example, smollm_gguf, tmp_pat
     assert done.returncode in (0, 1), done.stderr[-3000:]
     trajectory = json.loads((run_dir / "trajectory.json").read_text())
     calls = [s for s in trajectory["steps"] if s["type"] == "call"]
-    names = [c["stage"] for c in calls]
-    assert names[:2] == ["shift_left", "plan_check"] and names[2] in ("plan_refine", "code")
+    names = [c["template"] for c in calls]
+    assert names[:2] == ["paper/shift_left", "paper/plan_check"] and names[2] in ("paper/plan_refine", "paper/code")
     assert all(c["prompt_tokens"] > 0 and c["completion_tokens"] > 0 for c in calls if "error" not in c)
     usage = trajectory["usage"]
     assert usage["calls"] == sum("error" not in c for c in calls) and usage["tokens"] > 0

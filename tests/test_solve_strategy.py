@@ -89,7 +89,7 @@ def test_solve_routes_by_default_and_stops_at_the_first_tier_that_accepts(script
 @pytest.mark.parametrize(("loop", "budget"), [({}, 7), ({"candidates": 2}, 7), ({"shift_left": False}, 7),
                                               ({"p": 2}, None), ({"d": 1, "a": 1}, None)])
 def test_solves_loop_sizes_lift_tier_2s_call_budget_so_they_are_run(loop, budget):
-    from solidcoder.solve_command import SolveOptions, make_solve_strategy
+    from solidcoder.solve.command import SolveOptions, make_solve_strategy
 
-    strategy = make_solve_strategy(SolveOptions("solidcoder-routed", loop))
+    strategy = make_solve_strategy(SolveOptions(strategy="solidcoder-routed", loop=loop))
     assert strategy.config.full_calls == budget and all(getattr(strategy.full.config, k) == v for k, v in loop.items())

@@ -167,7 +167,8 @@ def _execute(opts, spec, items, strategy, prompts, model, store, pool, echo) -> 
     else:
         task = CodeTask(items, strategy, prompts, pool, opts.temperature, opts.max_tokens)
     total = len(items) * opts.samples
-    runner = BenchRunner(spec, task, model, store, opts.concurrency, _progress(echo, total), opts.max_calls, units)
+    runner = BenchRunner(spec=spec, task=task, model=model, store=store, concurrency=opts.concurrency,
+                         on_row=_progress(echo, total), max_calls=opts.max_calls, units_in_flight=units)
     where = f"; units run on Ray beside {pool.size} sandbox workers" if units else ""
     echo(f"{len(runner.pending())} of {total} units to run ({total - len(runner.pending())} already done); "
          f"results in {opts.run_dir / RESULTS}{where}")
@@ -181,8 +182,9 @@ def _distributed_task(opts: BenchOptions, items: list, prompts: PromptLibrary, p
     from solidcoder.bench.distributed import DistributedTask, UnitSpec, prompt_texts
 
     strategy = None if opts.dataset in TRACE_DATASETS else opts.strategy
-    spec = UnitSpec(uuid.uuid4().hex, _recipe(opts), prompt_texts(prompts), strategy, opts.temperature,
-                    opts.max_tokens, opts.max_calls, opts.concurrency)
+    spec = UnitSpec(run_id=uuid.uuid4().hex, model=_recipe(opts), prompts=prompt_texts(prompts), strategy=strategy,
+                    temperature=opts.temperature, max_tokens=opts.max_tokens, max_calls=opts.max_calls,
+                    concurrency=opts.concurrency)
     return DistributedTask(items, spec, pool)
 
 

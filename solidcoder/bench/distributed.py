@@ -74,7 +74,7 @@ class ModelRecipe:
                                f"--model openai/NAME --api-base URL")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UnitSpec:
     """What every unit of a run shares, shipped with each unit (`run_id` keys the nodes' caches)."""
 
@@ -130,7 +130,7 @@ class DistributedTask:
                     replies[event[1]["id"]] = event[1]
                     continue
                 usage = dict(event[-1])
-                model.stages, model.usage = usage.pop("stages", {}), Usage(**usage)
+                model.template_usage, model.usage = usage.pop("template_usage", {}), Usage(**usage)
                 if kind == "done":
                     return event[1]
                 if kind == "error":
@@ -218,7 +218,7 @@ def _context(pool: Any, spec: UnitSpec) -> _RunContext:
 
 
 def _usage(model: RecordingModel) -> dict[str, Any]:
-    return {**asdict(model.usage), "stages": model.stages}
+    return {**asdict(model.usage), "template_usage": model.template_usage}
 
 
 def run_unit(pool: Any, spec: UnitSpec, item: Any, key: str, replies: dict[str, dict]) -> Iterator[tuple]:

@@ -49,7 +49,9 @@ class Summary:
     tiers_passed: dict[int, int] = field(default_factory=dict)  # ... those of them the hidden tests accept,
     tier_tokens: dict[int, float] = field(default_factory=dict)  # ... and tokens per problem each tier spent
     oracle_rounds: dict[str, int] = field(default_factory=dict)  # outcome -> rounds (`notes.oracle_rounds`)
-    stage_tokens: dict[str, float] = field(default_factory=dict)  # stage -> tokens per problem (`stage_usage`)
+    # template -> tokens per problem (rows' `template_usage`; rows before 2026-12-03 have `stage_usage`, keyed by the
+    # template name's last part)
+    template_tokens: dict[str, float] = field(default_factory=dict)
 
     @property
     def pass1(self) -> float:
@@ -118,8 +120,9 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
         _count_tiers(summary, row, len(per_problem))
         for outcome in row.get("notes", {}).get("oracle_rounds", []):
             summary.oracle_rounds[outcome] = summary.oracle_rounds.get(outcome, 0) + 1
-        for stage, (_, prompt, completion) in (row.get("stage_usage") or {}).items():
-            summary.stage_tokens[stage] = summary.stage_tokens.get(stage, 0) + (prompt + completion) / len(per_problem)
+        for template, (_, prompt, completion) in (row.get("template_usage") or row.get("stage_usage") or {}).items():
+            tokens = summary.template_tokens.get(template, 0)
+            summary.template_tokens[template] = tokens + (prompt + completion) / len(per_problem)
     return summary
 
 

@@ -122,7 +122,8 @@ def print_tables(summaries: list[Summary]) -> None:
                                   ("per problem: calls, tokens, cost, time", cost_table(summaries))):
         table = _table(title, header, rows)
         console.print(table if _narrowest(console, table) <= console.width else _stacked(title, header, rows))
-    for line in oracle_lines(summaries) + precision_lines(summaries) + tier_lines(summaries) + stage_lines(summaries):
+    lines = oracle_lines(summaries) + precision_lines(summaries) + tier_lines(summaries) + template_lines(summaries)
+    for line in lines:
         console.print(line, highlight=False, overflow="fold")
 
 
@@ -179,13 +180,13 @@ def _block(heading: str, names: list[str], values: list[str]) -> Group:
     return Group(Text(heading, style="bold"), block)
 
 
-def stage_lines(summaries: list[Summary]) -> list[str]:
-    """Where each configuration's tokens went: tokens per problem by stage (the template's name), most first, and
-    each stage's share of the total."""
-    return [f"{s.dataset} {method(s)}: tokens per problem by stage: "
-            + ", ".join(f"{stage} {n:.0f} ({n / s.tokens:.0%})"
-                        for stage, n in sorted(s.stage_tokens.items(), key=lambda kv: -kv[1]))
-            for s in summaries if s.stage_tokens and s.tokens]
+def template_lines(summaries: list[Summary]) -> list[str]:
+    """Where each configuration's tokens went: tokens per problem by the template each call rendered, most first,
+    and each one's share of the total."""
+    return [f"{s.dataset} {method(s)}: tokens per problem by template: "
+            + ", ".join(f"{template} {n:.0f} ({n / s.tokens:.0%})"
+                        for template, n in sorted(s.template_tokens.items(), key=lambda kv: -kv[1]))
+            for s in summaries if s.template_tokens and s.tokens]
 
 
 def tier_lines(summaries: list[Summary]) -> list[str]:

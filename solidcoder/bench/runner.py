@@ -58,7 +58,7 @@ class RunTotals:
 class BenchRunner:
     """Runs `task` for `spec` with at most `concurrency` model calls in flight."""
 
-    def __init__(self, spec: RunSpec, task: BenchTask, model: Model, store: ResultStore, concurrency: int,
+    def __init__(self, *, spec: RunSpec, task: BenchTask, model: Model, store: ResultStore, concurrency: int,
                  on_row: Callable[[dict, RunTotals], None] | None = None, max_calls: int | None = None,
                  units_in_flight: int | None = None):
         self.spec, self.task, self.model, self.store = spec, task, model, store
@@ -122,4 +122,4 @@ def usage_fields(model: RecordingModel) -> dict[str, Any]:
     u = model.usage
     return {"calls": u.calls, "replayed_calls": u.replayed, "prompt_tokens": u.prompt_tokens,
             "completion_tokens": u.completion_tokens, "cost_usd": round(u.cost_usd, 6), "model_s": round(u.model_s, 3),
-            "stage_usage": model.stages}
+            "template_usage": model.template_usage}

@@ -74,10 +74,6 @@ class CallRecord:
     def template(self) -> str:
         return next((m.template for m in self.messages if m.template), "") or "unknown"
 
-    @property
-    def stage(self) -> str:
-        return self.template.rsplit("/", 1)[-1]
-
     def replay_row(self) -> dict[str, Any]:
         """The log's row; `choices` only when there are several, so one-choice rows keep their old shape."""
         completion = {k: v for k, v in asdict(self.completion).items() if k != "choices" or v}
@@ -101,7 +97,9 @@ class RecordingModel:
         self.max_calls, self.trajectory, self.one_problem = max_calls, trajectory, one_problem
         self.name = self.model.name
         self.usage = Usage()
-        self.stages: dict[str, list[int]] = {}  # stage -> [answered calls, prompt tokens, completion tokens]
+        # template name -> [answered calls, prompt tokens, completion tokens]. "Stage" is a step of a strategy
+        # (Algorithm 1's plan, code, execute ...); a call is known by the template it rendered.
+        self.template_usage: dict[str, list[int]] = {}
         self._position = 0
         self._cap_reason = ""
         self._lock = threading.Lock()
@@ -159,7 +157,7 @@ class RecordingModel:
     def _record(self, record: CallRecord) -> Completion | None:
         if (completion := record.completion) is not None:
             self.usage.add(completion, replayed=record.replayed)
-            entry = self.stages.setdefault(record.stage, [0, 0, 0])
+            entry = self.template_usage.setdefault(record.template, [0, 0, 0])
             entry[0], entry[1], entry[2] = entry[0] + 1, entry[1] + completion.prompt_tokens, \
                 entry[2] + completion.completion_tokens
         if self.trajectory is not None:

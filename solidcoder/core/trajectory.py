@@ -70,7 +70,7 @@ class Trajectory:
     def call(self, record: CallRecord) -> None:
         """One model call: the prompt, the reply (every choice's, when it asked for several) or the error, its usage,
         and whether it was replayed."""
-        step: dict[str, Any] = {"type": "call", "stage": record.stage, "template": record.template,
+        step: dict[str, Any] = {"type": "call", "template": record.template,
                                 "temperature": record.temperature,
                                 "messages": [{"role": m.role, "content": m.content} for m in record.messages]}
         completion = record.completion
@@ -88,8 +88,9 @@ class Trajectory:
         if self.on_step is not None:
             self.on_step(step)
 
-    def calls(self, stage: str | None = None) -> list[dict[str, Any]]:
-        return [s for s in self.steps if s["type"] == "call" and (stage is None or s["stage"] == stage)]
+    def calls(self, template: str | None = None) -> list[dict[str, Any]]:
+        """The call steps, or those that rendered `template` (e.g. "strategies/direct")."""
+        return [s for s in self.steps if s["type"] == "call" and (template is None or s["template"] == template)]
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.header, "outcome": self.outcome, "usage": {**asdict(self.usage), "tokens": self.usage.tokens},

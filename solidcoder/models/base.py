@@ -65,7 +65,7 @@ class Model(Protocol):
     ) -> Completion: ...
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BudgetConfig:
     """Run-wide caps; None means unlimited."""
 

@@ -1,6 +1,6 @@
 """Library side of `solidcoder solve`: read the problem, build the models, run the strategy, show and write results.
 
-`solve` is a one-problem run of the bench's machinery (`strategy_solve.py`): by default `solidcoder-routed` (a
+`solve` is a one-problem run of the bench's machinery (`solve/run.py`): by default `solidcoder-routed` (a
 direct program, then ranked samples, then the `solidcoder+` preset of Algorithm 1, whose loop sizes and components
 the --plans, --candidates, --no-* flags change). Progress goes to
 stderr (rich), the program to stdout or `--out`, the trajectory under the run directory. Exit codes: 0 verified,
@@ -30,7 +30,7 @@ from solidcoder.textproblem import read_problem_text
 EXIT_CODES = {"verified": 0, "unverified": 1, "infrastructure_error": 3}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ModelChoice:
     """Which models to use and the run-wide caps."""
 
@@ -44,7 +44,7 @@ class ModelChoice:
     max_cost_usd: float | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SolveOptions:
     """The strategy and how to run it. `loop` holds changes to Algorithm 1's settings (p, d, a, candidates, the
     components), from solve's flags; they apply to the solidcoder family only."""
@@ -105,7 +105,7 @@ def build_models(choice: ModelChoice, on_progress=None):
 
     specs = parse_role_specs(choice.specs)
     check_roles(specs)
-    budget = Budget(BudgetConfig(None, choice.max_total_tokens, choice.max_cost_usd))
+    budget = Budget(BudgetConfig(max_tokens=choice.max_total_tokens, max_cost_usd=choice.max_cost_usd))
     options = ModelOptions(api_base=choice.api_base, api_key=choice.api_key, gguf=choice.gguf, budget=budget,
                            threads=choice.threads, on_progress=on_progress)
     return make_roster(specs, options)
@@ -114,12 +114,12 @@ def build_models(choice: ModelChoice, on_progress=None):
 def run_solve(problem: Problem, opts: SolveOptions, choice: ModelChoice) -> int:
     """Solve `problem` and report; returns the exit code."""
     from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
-    from solidcoder.strategy_solve import SolveLimits, solve_problem
+    from solidcoder.solve.run import SolveLimits, solve_problem
 
     console = Console(stderr=True)
     strategy, prompts, models = _prepare(opts, choice, console)
     trajectory = _trajectory(problem, opts, strategy, console)
-    limits = SolveLimits(opts.max_tokens, choice.max_calls, opts.prerank)
+    limits = SolveLimits(max_tokens=opts.max_tokens, max_calls=choice.max_calls, prerank=opts.prerank)
     try:
         with SandboxPool(SandboxConfig(workers=opts.workers)) as pool:
             outcome = asyncio.run(solve_problem(strategy, problem, models, pool, prompts, trajectory, limits))
@@ -242,7 +242,7 @@ def _print_summary(console: Console, outcome) -> None:
     table.add_column(overflow="fold")
     table.add_column(overflow="fold")
     usage, stages = trajectory.usage, attempt.stages if attempt else []
-    sampled = len(trajectory.calls("direct")) if "prerank" in trajectory.header else 0
+    sampled = len(trajectory.calls("strategies/direct")) if "prerank" in trajectory.header else 0
     rows = [("plans used", stages.count("plan")), ("debug rounds", stages.count("debug") + stages.count("fix")),
             ("accumulated tests", len(attempt.kept or ()) if attempt else 0), *_prerank_row(trajectory.header),
             ("model calls", f"{usage.calls} ({sampled} of them sampling)" if sampled else usage.calls),

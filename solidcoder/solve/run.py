@@ -1,6 +1,6 @@
-"""`solve`: one problem through the machinery `bench` uses: a strategy, a `SolveContext`, a `RecordingModel`.
+"""One problem through the machinery `bench` uses: a strategy, a `SolveContext`, a `RecordingModel`.
 
-The strategy (the `solidcoder+` preset of Algorithm 1 by default, or any bench strategy) gets the same context as
+The strategy (`solidcoder-routed` by default, or any bench strategy) gets the same context as
 in a bench run. Its model is the bench's recording model with the run's trajectory attached, so every call lands
 in `trajectory.json` as it happens, written from the same `CallRecord` a bench run logs for replay. With
 `prerank`, programs sampled and ranked beforehand give Algorithm 1 its first plan's program. The answer is
@@ -26,7 +26,7 @@ from solidcoder.stages.live import NO_TESTS
 from solidcoder.strategies.base import Attempt, Strategy
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SolveOutcome:
     """What `solve` reports. `status`: verified, unverified (loop or budget exhausted) or infrastructure_error."""
 
@@ -38,7 +38,7 @@ class SolveOutcome:
     attempt: Attempt | None = None  # None when the run stopped before the strategy answered
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SolveLimits:
     """Per-call and per-problem caps, and how many programs to sample and rank first (0: none)."""
 
@@ -89,7 +89,8 @@ def _judged(attempt: Attempt, problem: Problem, report: JudgeReport, trajectory:
     trajectory.outcome = {"status": status, "reason": reason, "verified": verified, "code": attempt.code,
                           "notes": attempt.notes()}
     trajectory.save()
-    return SolveOutcome(attempt.code, verified, status, reason, trajectory, attempt)
+    return SolveOutcome(code=attempt.code, verified=verified, status=status, reason=reason, trajectory=trajectory,
+                        attempt=attempt)
 
 
 def _verified(report: JudgeReport, own: bool | None) -> bool:
@@ -123,4 +124,4 @@ def _failure(problem: Problem, verdict: TestVerdict, limit: int = 300) -> str:
 def _stopped(trajectory: Trajectory, status: str, reason: str) -> SolveOutcome:
     trajectory.outcome = {"status": status, "reason": reason, "verified": False, "code": ""}
     trajectory.save()
-    return SolveOutcome("", False, status, reason, trajectory)
+    return SolveOutcome(code="", verified=False, status=status, reason=reason, trajectory=trajectory)
