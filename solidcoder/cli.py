@@ -281,31 +281,37 @@ def rank(
     typer.echo(run_rank(candidates, problems, settings, orm, k, executor))
 
 
+# solve's own options, named here so that its signature stays one line an option.
+Function = Annotated[str | None, typer.Option("--function", metavar="NAME", help="Force a call problem on NAME.")]
+ExtraTests = Annotated[Path | None, typer.Option("--tests", metavar="FILE", help="JSON list / JSONL of extra public "
+                                                 "tests.")]
+Gguf = Annotated[Path | None, typer.Option("--gguf", metavar="FILE", help="GGUF file for the embedded model.")]
+Out = Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write the program here instead of stdout.")]
+TrajectoryDir = Annotated[Path | None, typer.Option("--run-dir", metavar="DIR", help="Where trajectory.json goes.")]
+Prerank = Annotated[int, typer.Option("--prerank", min=0, help="Sample N programs, prune and rank them, and start "
+                                      "from the best.")]
+SolveStrategy = Annotated[str, typer.Option("--strategy", metavar="NAME", help=SOLVE_STRATEGY_HELP)]
+
+
 @app.command(cls=_Command)
 def solve(
     problem: Annotated[Path, typer.Argument(help="problem.txt (free text) or a problem JSON.")],
     stdio: Annotated[bool, typer.Option("--stdio", help="Force a stdin/stdout program.")] = False,
-    function: Annotated[str | None, typer.Option("--function", metavar="NAME", help="Force a call problem on NAME.")]
-    = None,
-    tests: Annotated[Path | None, typer.Option("--tests", metavar="FILE", help="JSON list / JSONL of extra public "
-                                               "tests.")] = None,
+    function: Function = None,
+    tests: ExtraTests = None,
     model: ModelSpecs = None,
     api_base: ApiBase = None,
     api_key: ApiKey = None,
-    gguf: Annotated[Path | None, typer.Option("--gguf", metavar="FILE", help="GGUF file for the embedded model.")]
-    = None,
+    gguf: Gguf = None,
     threads: Threads = None,
     prompts: PromptsDir = None,
-    out: Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write the program here instead of "
-                                             "stdout.")] = None,
-    run_dir: Annotated[Path | None, typer.Option("--run-dir", metavar="DIR", help="Where trajectory.json goes.")]
-    = None,
+    out: Out = None,
+    run_dir: TrajectoryDir = None,
     plans: Annotated[int | None, typer.Option("--plans", min=1, help="Plans (p; 5).")] = None,
     debug_rounds: Annotated[int | None, typer.Option("--debug-rounds", min=0, help="Debug rounds (d; 5).")] = None,
     oracle_rounds: Annotated[int | None, typer.Option("--oracle-rounds", min=0, help="Oracle rounds (a; 3).")] = None,
     candidates: Annotated[int | None, typer.Option("--candidates", min=1, help="Programs per plan (K).")] = None,
-    prerank: Annotated[int, typer.Option("--prerank", min=0, help="Sample N programs, prune and rank them, and "
-                                         "start from the best.")] = 0,
+    prerank: Prerank = 0,
     no_shift_left: Annotated[bool, typer.Option("--no-shift-left", help="Plan without edge-case analysis.")] = False,
     no_sim: Annotated[bool, typer.Option("--no-sim", help="No intermediate simulation.")] = False,
     no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Unjudged, crash-only generated tests.")] = False,
@@ -316,50 +322,55 @@ def solve(
     max_total_tokens: Annotated[int | None, typer.Option("--max-total-tokens", help="Cap on tokens.")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="Cap on cost in USD.")] = None,
     workers: Workers = 2,
-    strategy: Annotated[str, typer.Option("--strategy", metavar="NAME", help=SOLVE_STRATEGY_HELP)]
-    = "solidcoder-routed",
+    strategy: SolveStrategy = "solidcoder-routed",
 ) -> None:
     """Write a program for PROBLEM, verified by execution. Exit 0 verified, 1 unverified, 2 bad input, 3 model or
-    sandbox failure.
+    sandbox failure, 130 interrupted.
 
-    Example: solidcoder solve examples/is_palindrome.txt
-    """
+    Example: solidcoder solve examples/is_palindrome.txt"""
     from solidcoder.solve.command import ModelChoice, SolveOptions, load_input, run_solve
 
-    sizes = {"p": plans, "d": debug_rounds, "a": oracle_rounds, "candidates": candidates}
-    off = {"shift_left": no_shift_left, "simulation": no_sim, "oracle": no_oracle, "live": no_live,
-           "defensive": no_defensive}
-    loop = {k: v for k, v in sizes.items() if v is not None} | {k: False for k, v in off.items() if v}
+    loop = _loop_changes({"p": plans, "d": debug_rounds, "a": oracle_rounds, "candidates": candidates},
+                         {"shift_left": no_shift_left, "simulation": no_sim, "oracle": no_oracle, "live": no_live,
+                          "defensive": no_defensive})
     opts = SolveOptions(strategy=strategy, loop=loop, prerank=prerank, max_tokens=max_tokens, run_dir=run_dir, out=out,
                         prompts_dir=prompts, workers=workers)
     choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, threads=threads,
-                         max_calls=max_calls,
-                         max_total_tokens=max_total_tokens, max_cost_usd=max_cost)
+                         max_calls=max_calls, max_total_tokens=max_total_tokens, max_cost_usd=max_cost)
     code = run_solve(load_input(problem, stdio, function, tests), opts, choice)
     raise typer.Exit(code)
 
 
+def _loop_changes(sizes: dict[str, int | None], off: dict[str, bool]) -> dict[str, int | bool]:
+    """solve's loop flags as changes to Algorithm 1's settings: the sizes given, the components turned off."""
+    return {k: v for k, v in sizes.items() if v is not None} | {k: False for k, v in off.items() if v}
+
+
+# bench's own options, named here so that its signature stays one line an option.
+Dataset = Annotated[str, typer.Option("--dataset", metavar="NAME", help="humaneval, mbpp, apps, codecontests, "
+                                      "livecodebench, cruxeval, cruxeval-vars.")]
+BenchStrategy = Annotated[str, typer.Option("--strategy", metavar="NAME", help=STRATEGY_HELP)]
+ResultsDir = Annotated[Path, typer.Option("--run-dir", metavar="DIR", help="Where results go; rerun to resume.")]
+Ids = Annotated[Path | None, typer.Option("--ids", metavar="FILE", help="File with one problem id per line.")]
+Subset = Annotated[str | None, typer.Option("--subset", metavar="NAME", help="Published selection, e.g. apps150.")]
+Temperature = Annotated[float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")]
+
+
 @app.command(cls=_Command)
 def bench(
-    dataset: Annotated[str, typer.Option("--dataset", metavar="NAME",
-                                         help="humaneval, mbpp, apps, codecontests, livecodebench, "
-                                         "cruxeval, cruxeval-vars.")],
-    strategy: Annotated[str, typer.Option("--strategy", metavar="NAME", help=STRATEGY_HELP)] = "direct",
+    dataset: Dataset,
+    strategy: BenchStrategy = "direct",
     model: ModelSpecs = None,
     api_base: ApiBase = None,
     api_key: ApiKey = None,
-    run_dir: Annotated[Path, typer.Option("--run-dir", metavar="DIR", help="Where results go; rerun to resume.")]
-    = Path("runs/bench"),
+    run_dir: ResultsDir = Path("runs/bench"),
     data_file: DataFile = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N problems.")] = None,
-    ids: Annotated[Path | None, typer.Option("--ids", metavar="FILE", help="File with one problem id per line.")]
-    = None,
-    subset: Annotated[str | None, typer.Option("--subset", metavar="NAME", help="Published selection, e.g. "
-                                               "apps150.")] = None,
+    ids: Ids = None,
+    subset: Subset = None,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Model calls in flight.")] = 8,
     samples: Annotated[int, typer.Option("--samples", help="Samples per problem (pass@k).")] = 1,
-    temperature: Annotated[float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")]
-    = None,
+    temperature: Temperature = None,
     max_tokens: MaxTokens = None,
     prompts: PromptsDir = None,
     workers: Workers = 2,
