@@ -1,4 +1,4 @@
-"""Code-generation strategies behind one `Strategy` protocol: the six baselines and SolidCoder.
+"""Code-generation strategies behind one `Strategy` protocol: the baselines (AlphaCodium among them) and SolidCoder.
 
 `make_strategy(name)` builds one by name; `STRATEGIES` lists the names the CLI accepts. `solidcoder` is the
 paper's Algorithm 1 (`algorithm1.py`); `solidcoder+` is the same loop with the project's recommended refinements
@@ -27,7 +27,7 @@ _REEXPORTS = {"SolveContext": "solidcoder.core.context", "extract_code": "solidc
 
 ONE_CALL = ("direct", "cot", "self_planning", "analogical")
 # plus <name>_no_<part> ablations of solidcoder and solidcoder+
-STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "solidcoder", "solidcoder+", "solidcoder-routed")
+STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "alphacodium", "solidcoder", "solidcoder+", "solidcoder-routed")
 
 
 def make_strategy(name: str) -> Strategy:
@@ -46,6 +46,10 @@ def make_strategy(name: str) -> Strategy:
         from solidcoder.strategies.multi import CodeSim
 
         return CodeSim()
+    if key == "alphacodium":
+        from solidcoder.strategies.alphacodium import AlphaCodium
+
+        return AlphaCodium()
     if family == "solidcoder_routed":
         from solidcoder.strategies.routed import Routed, parse_routed
 
