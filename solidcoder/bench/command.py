@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from pathlib import Path
 from solidcoder.bench.metrics import summarize
 from solidcoder.bench.runner import BenchRunner, RunSpec, RunTotals
 from solidcoder.bench.store import ERRORS, RESULTS, AppendLog, ResultStore, read_rows
+from solidcoder.core.keys import config_key
 from solidcoder.datasets import TRACE_DATASETS, DataOptions, check_name, load_dataset, load_trace_items
 from solidcoder.errors import BadInput
 from solidcoder.execution.executor import parse_executor
@@ -26,6 +26,8 @@ from solidcoder.requirements import check_installed
 
 Echo = Callable[[str], None]
 TRACE_TEMPLATES = ("tasks/trace_output", "tasks/trace_variable")  # what a trace-inference run renders
+# Options added to the configuration key after runs were recorded: name -> the value at which it is left out.
+LATER_OPTIONS = {"max_calls": None}
 
 
 @dataclass
@@ -101,14 +103,23 @@ def _prepare(opts: BenchOptions, prompts: PromptLibrary) -> tuple[list, object, 
 def config_hash(opts: BenchOptions, settings: dict, prompts: PromptLibrary, templates: tuple[str, ...]) -> str:
     """Everything that changes answers except the model and the problem: strategy settings, sampling, and the text
     of the templates the run renders."""
+    return config_hash_of(opts, settings, templates_digest(prompts, templates))
+
+
+def templates_digest(prompts: PromptLibrary, templates: tuple[str, ...]) -> str:
+    """The SHA-256 of the templates' names and text, in name order: the `prompts` part of the configuration key."""
     digest = hashlib.sha256()
     for src in (prompts.source(name) for name in sorted(templates)):
         digest.update(src.name.encode() + b"\0" + src.path.read_bytes() + b"\0")
-    config = {"dataset": opts.dataset, "strategy": opts.strategy, "settings": settings,
-              "temperature": opts.temperature, "max_tokens": opts.max_tokens, "prompts": digest.hexdigest()}
-    if opts.max_calls is not None:  # absent when unset, so earlier runs keep their hash
-        config["max_calls"] = opts.max_calls
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:12]
+    return digest.hexdigest()
+
+
+def config_hash_of(opts: BenchOptions, settings: dict, prompts_digest: str) -> str:
+    """`config_hash` of a run whose templates hash to `prompts_digest`; the options of `LATER_OPTIONS` are left out
+    at their declared values (core/keys.py)."""
+    config = {"dataset": opts.dataset, "strategy": opts.strategy, "settings": settings, "temperature": opts.temperature,
+              "max_tokens": opts.max_tokens, "max_calls": opts.max_calls, "prompts": prompts_digest}
+    return config_key(config, LATER_OPTIONS)
 
 
 def _recipe(opts: BenchOptions):

@@ -1,9 +1,11 @@
 """Recorded model access for one (problem, sample): roles, the per-problem call cap, the limiter, and replay.
 
-Every call gets an id made of the unit's key, its position in the unit and a hash of the request. A reply already
-in the replay log under that id is returned again (a resumed run pays for nothing twice); any other is asked for,
-under the run's limiter, and appended to the log. Each call - answered, replayed or failed - is one `CallRecord`,
-from which both the replay log's row and the trajectory's step are written: the two can never disagree.
+Every call gets an id made of the unit's key, its position in the unit and a hash of the request (`request_hash`;
+the options a request gained after logs were recorded are left out at their old values, `LATER_REQUEST`, by the
+rule of core/keys.py, so those logs still replay). A reply already in the replay log under that id is returned
+again (a resumed run pays for nothing twice); any other is asked for, under the run's limiter, and appended to the
+log. Each call - answered, replayed or failed - is one `CallRecord`, from which both the replay log's row and the
+trajectory's step are written: the two can never disagree.
 """
 
 from __future__ import annotations
@@ -16,10 +18,15 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from solidcoder.core.keys import without_later_defaults
 from solidcoder.core.trajectory import Trajectory, Usage
 from solidcoder.errors import BudgetExceeded, ModelError, ProblemBudgetExceeded
 from solidcoder.models.base import Completion, Message, Model
 from solidcoder.models.factory import DEFAULT_ROLE, ModelRoster
+
+# A call's options added to its id after logs were recorded, each left out at the value it had before it existed
+# (core/keys.py), so those logs still replay: a role's own model (None: the unit's model), top_p, schema, n.
+LATER_REQUEST = {"model": None, "top_p": None, "schema": None, "n": 1}
 
 
 class Appender(Protocol):
@@ -146,13 +153,9 @@ class RecordingModel:
                 raise ProblemBudgetExceeded(reason)
             self._position += 1
             position = self._position
-        # A role's own model is part of the request; the default model is left out so older logs still replay.
-        routed = [model.name] if model is not None and model is not self.model else []
-        nucleus = [] if top_p is None else [{"top_p": top_p}]  # likewise absent when unset
-        nucleus += [] if schema is None else [{"schema": schema}]
-        nucleus += [] if n == 1 else [{"n": n}]
-        request = json.dumps([[m.role, m.content] for m in messages] + [temperature, max_tokens] + routed + nucleus)
-        return f"{self.key}#{position}#{hashlib.sha256(request.encode()).hexdigest()[:16]}"
+        role_model = model.name if model is not None and model is not self.model else None  # a role's own model
+        options = {"model": role_model, "top_p": top_p, "schema": schema, "n": n}
+        return f"{self.key}#{position}#{request_hash(messages, temperature, max_tokens, options)}"
 
     def _record(self, record: CallRecord) -> Completion | None:
         if (completion := record.completion) is not None:
@@ -163,6 +166,17 @@ class RecordingModel:
         if self.trajectory is not None:
             self.trajectory.call(record)
         return record.completion
+
+
+def request_hash(messages: list[Message], temperature: float | None, max_tokens: int | None,
+                 options: dict[str, Any]) -> str:
+    """The request part of a call id: 16 hex digits of the SHA-256 of the messages, temperature and max tokens, then
+    each of `options` not at its `LATER_REQUEST` value, in that table's order (the role model by name, the others
+    as {name: value}). Written as JSON in this order, keys unsorted, as the recorded logs have it."""
+    extras = without_later_defaults({name: options[name] for name in LATER_REQUEST}, LATER_REQUEST)
+    tail = [value if name == "model" else {name: value} for name, value in extras.items()]
+    request = json.dumps([[m.role, m.content] for m in messages] + [temperature, max_tokens] + tail)
+    return hashlib.sha256(request.encode()).hexdigest()[:16]
 
 
 def sampling(temperature: float | None, max_tokens: int | None, top_p: float | None = None,

@@ -1,11 +1,12 @@
 """Code that runs inside the candidate's sandboxed process, around the untrusted program. It decides nothing.
 
-Three modes. `stdio` runs the program as `__main__`; the parent compares its stdout. `serve` loads the program
+Four modes. `stdio` runs the program as `__main__`; the parent compares its stdout. `serve` loads the program
 and answers calls from the judge process (`referee.py`) over two pipes, one value per call, in the plain-data
 wire format (`wire.py`); objects of the program's classes stay here behind numbered handles. `trace` runs the
 program under `sys.settrace` and writes the variables' final values on the report pipe, with what a call returned
 or the exception that stopped the program, its frames and the variables as they were then (debugging feedback, not
-a verdict). Everything this process sends is data the judge or the parent decodes as hostile bytes: a program
+a verdict). `blocks` records the executed basic blocks and the variables after each (`basic_blocks.py`, for LDB).
+Everything this process sends is data the judge or the parent decodes as hostile bytes: a program
 that rewrites this module, `builtins` or the encoder can only change the values it answers with, which it could
 have computed anyway. Code is compiled as a standalone file would be (no `__future__` flag of this module).
 """
@@ -23,6 +24,7 @@ import traceback
 from typing import Any
 
 from solidcoder.execution import wire
+from solidcoder.execution.basic_blocks import BlockRecorder
 
 MAX_REPR = 300
 _NO_CALL = object()  # the trace made no call (or the program exited before it), so nothing was returned
@@ -328,6 +330,28 @@ def _exception_record(exc: BaseException | None, job: dict) -> dict:
                                                            "message": exception_message(exc), "frames": frames}}
 
 
+def run_blocks(job: dict) -> None:
+    """Run the program (and optionally a call) under the block recorder (`basic_blocks.py`); report the executed
+    blocks with the variables before and after each, and the exception that stopped the program, if any."""
+    recorder = BlockRecorder(job["code"], skip_module=job.get("call") is not None)
+    ns = _new_namespace("__main__" if job.get("call") is None else "solution")
+    sys.settrace(recorder.global_trace)
+    try:
+        exec(compile_standalone(job["code"], "solution.py"), ns)
+        if job.get("call") is not None:
+            eval(compile_standalone(job["call"], "call.py", "eval"), ns)
+        exc = None
+    except SystemExit:
+        exc = None
+    except BaseException as raised:  # noqa: BLE001 - a program that raises reports the exception
+        exc = raised
+    finally:
+        sys.settrace(None)
+    record = {"event": "blocks", **recorder.record(), **_exception_record(exc, job)}
+    os.write(REPORT_FD, json.dumps(record, default=repr).encode() + b"\n")
+    _flush_and_exit(0)
+
+
 def run_candidate(job: dict) -> None:
     """Entry point in the candidate's process after confinement: never returns."""
     _fresh_stdio()
@@ -338,4 +362,6 @@ def run_candidate(job: dict) -> None:
         run_serve(job["code"])
     elif mode == "trace":
         run_trace(job)
+    elif mode == "blocks":
+        run_blocks(job)
     _flush_and_exit(120)

@@ -27,7 +27,7 @@ _REEXPORTS = {"SolveContext": "solidcoder.core.context", "extract_code": "solidc
 
 ONE_CALL = ("direct", "cot", "self_planning", "analogical")
 # plus <name>_no_<part> ablations of solidcoder and solidcoder+
-STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "alphacodium", "solidcoder", "solidcoder+", "solidcoder-routed")
+STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "alphacodium", "solidcoder", "solidcoder+", "solidcoder-routed", "ldb")
 
 
 def make_strategy(name: str) -> Strategy:
@@ -50,6 +50,10 @@ def make_strategy(name: str) -> Strategy:
         from solidcoder.strategies.alphacodium import AlphaCodium
 
         return AlphaCodium()
+    if family == "ldb":
+        from solidcoder.strategies.ldb import Ldb, parse_ldb
+
+        return Ldb(parse_ldb(name.partition(":")[2]))
     if family == "solidcoder_routed":
         from solidcoder.strategies.routed import Routed, parse_routed
 

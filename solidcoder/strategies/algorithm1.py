@@ -40,6 +40,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from solidcoder.core.context import SolveContext, ask
+from solidcoder.core.keys import without_later_defaults
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, TEMPLATE_VARIABLES, problem_variables
@@ -101,8 +102,8 @@ class Algorithm1:
                 *((COMPACT_ORACLE,) if self.config.compact_oracle else ()))
 
     def settings(self) -> dict[str, Any]:
-        found = asdict(self.config)
-        return {"algorithm": "paper", **{k: v for k, v in found.items() if k not in LATER_REFINEMENTS or v}}
+        """The configuration key's part: every `PaperSettings` value, less `LATER_REFINEMENTS` while off."""
+        return {"algorithm": "paper", **without_later_defaults(asdict(self.config), LATER_REFINEMENTS)}
 
     def loop(self, problem: Problem, ctx: SolveContext) -> Loop:
         """A run on `problem`, its calls at the settings' temperature (unless the run sets one) and top-p."""

@@ -45,9 +45,10 @@ class PaperSettings:
 
 REFINEMENTS = ("candidates", "monotonic", "best", "oracle_gating", "trace_feedback", "structured_oracle", "evidence",
                "evidence_judge", "crash_fallback", "stage_caps", "strip_self_tests", "compact_oracle")
-# Refinements added after runs were recorded: left out of a run's settings while off, so those runs keep their
-# configuration key.
-LATER_REFINEMENTS = ("strip_self_tests", "compact_oracle")
+# Refinements added after runs were recorded: name -> the value at which each is left out of a run's settings (off,
+# as before it existed), so those runs keep their configuration key (core/keys.py). A new setting of `PaperSettings`
+# goes here, or every recorded key of Algorithm 1 changes (tests/test_keys.py checks recorded ones).
+LATER_REFINEMENTS = {"strip_self_tests": False, "compact_oracle": False}
 # `compact_oracle`: the structured red team from a shorter template of the project's own (no worked example for the
 # model to copy), about half the prompt tokens of `paper/red_team_structured` (benchmarks/results/oracle_rounds.txt).
 COMPACT_ORACLE = "refinements/red_team_compact"

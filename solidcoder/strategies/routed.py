@@ -32,11 +32,12 @@ its tiers produced, unverified.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from solidcoder.core.calls import UnitModel
 from solidcoder.core.context import SolveContext, ask
+from solidcoder.core.keys import without_later_defaults
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
@@ -47,6 +48,10 @@ from solidcoder.strategies.base import Attempt
 
 SHARED_ORACLE = "refinements/red_team_shared"
 ORACLES = ("program", "shared")
+# Options added after runs were recorded: name -> the value at which each is left out of the settings (what the
+# strategy did before it existed), so those runs keep their configuration key (core/keys.py). A new field of
+# `RoutedSettings` goes here, or every recorded key of this strategy changes (tests/test_keys.py checks recorded ones).
+LATER_SETTINGS = {"max_tier": 2, "full_calls": None, "oracle": "program"}
 
 
 @dataclass
@@ -139,15 +144,13 @@ class Routed:
         return REQUIRES
 
     def settings(self) -> dict[str, Any]:
+        """The configuration key's part: every `RoutedSettings` value (`full` as its loop's settings), less those of
+        `LATER_SETTINGS` at their declared values."""
         # Tier 1's samples are the choices of one request (the prompt billed once) since 2026-12-03; before, five
         # requests. The key says so, so rows of the two accountings are never one run.
         # Since 2026-12-03, too, a problem no tier accepted is answered with the best program seen, not the last.
-        found = {"samples": self.config.samples, "temperature": self.config.temperature, "full": self.full.settings(),
-                 "samples_in": "one request", "answer": "best seen"}
-        # An option at its default is left out, so the runs recorded before it existed keep their configuration key.
-        return found | ({"max_tier": self.config.max_tier} if self.config.max_tier != 2 else {}) \
-            | ({"full_calls": self.config.full_calls} if self.config.full_calls is not None else {}) \
-            | ({"oracle": self.config.oracle} if self.config.oracle != "program" else {})  # "program": as before
+        found = asdict(self.config) | {"full": self.full.settings(), "samples_in": "one request", "answer": "best seen"}
+        return without_later_defaults(found, LATER_SETTINGS)
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         loop, tiers, failing = self.full.loop(problem, ctx), _Tiers(ctx.model), []

@@ -1,0 +1,198 @@
+"""LDB, the Large Language Model Debugger (Zhong et al., 2024), read from FloridSleeves/LLMDebugger@49ac191
+(`programming/ldb.py`, `PyGenerator.ldb_debug` / `ldb_generate` in `programming/generators/py_generate.py`,
+`programming/tracing/tracer.py`), block level, chat models.
+
+A seed program (another strategy's answer: Direct by default, `ldb:seed=NAME` for any strategy, the rest of the
+options string being its name) is run on the visible tests. While one fails, for at most 10 rounds (`max_iters`
+of `run_ldb.sh`): one failing test's input is traced block by block (`execution/blocks.py`); the debug call shows
+the task, the program, the failing test with its real output and the selected blocks, and asks for a verdict per
+block as JSON; the fix call continues that conversation with "Please fix the Python code."; the fixed program is
+run on the visible tests. A program the tracer cannot run (it raises, times out, or no call can be taken from the
+test) gets LDB's one-line feedback and no debug call. The answer is the last program, as LDB's.
+
+Departures: the failing test is the first one, not a random one (runs replay and resume); each round's prompt
+holds that round's conversation only (LDB keeps appending every round to one chat), written as one system
+and one user message (LDB's program and debug reply are assistant turns); the debug reply is asked for
+as a JSON object `{"blocks": [...]}` of LDB's per-block fields, enforced where the backend can (`ask` with a
+schema); its verdicts are recorded, and the fix call sees the reply as text, as LDB's does. The program is not
+prefixed with LDB's import header, and no comment from the prompt is inserted into it. One round of `pass_at_k`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from solidcoder.core.context import SolveContext, ask
+from solidcoder.errors import BadInput
+from solidcoder.execution.blocks import BlockTrace, trace_blocks
+from solidcoder.execution.judge import JudgeReport, TestVerdict
+from solidcoder.execution.sandbox import Limits
+from solidcoder.problem import Problem, TestCase
+from solidcoder.prompting import problem_variables
+from solidcoder.stages.base import extract_code
+from solidcoder.stages.live import first_call
+from solidcoder.strategies.base import Attempt, NoLoop, Strategy
+
+ROUNDS = 10  # run_ldb.sh: --max_iters 10
+VERDICT_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["blocks"],
+    "properties": {"blocks": {"type": "array", "items": {
+        "type": "object", "additionalProperties": False, "required": ["block", "correct", "explanation"],
+        "properties": {"block": {"type": "string", "maxLength": 20}, "correct": {"type": "boolean"},
+                       "explanation": {"type": "string", "maxLength": 1000}}}}},
+}
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class LdbSettings:
+    seed: str = "direct"
+    rounds: int = ROUNDS
+
+
+def parse_ldb(options: str) -> LdbSettings:
+    """`rounds=N` and `seed=NAME` (last: the rest of the string is the seed strategy's name and options)."""
+    settings = LdbSettings()
+    head, found, seed = options.partition("seed=")
+    for option in filter(None, head.rstrip(",").split(",")):
+        key, _, value = option.partition("=")
+        if key != "rounds" or not value.isdigit() or int(value) < 1:
+            raise BadInput(f"ldb: unknown option {option!r}; options: rounds=N, seed=STRATEGY (last)")
+        settings = LdbSettings(settings.seed, int(value))
+    return LdbSettings(seed or settings.seed, settings.rounds) if found else settings
+
+
+@dataclass(frozen=True)
+class BlockVerdict:
+    block: str
+    correct: bool
+    explanation: str
+
+
+@dataclass
+class LdbRound:
+    """One round: the traced test, how many blocks ran, whether the debug call was made, its verdicts, and the
+    fixed program's visible-test score."""
+
+    test: str
+    blocks_run: int
+    debugged: bool
+    verdicts: list[BlockVerdict] = field(default_factory=list)
+    passed: int = 0
+
+
+class Ldb(NoLoop):
+    name = "ldb"
+    templates = ("strategies/ldb_debug", "strategies/ldb_fix")
+    takes_seed = True
+
+    def __init__(self, settings: LdbSettings | None = None, code: str | None = None):
+        self.config = settings or LdbSettings()
+        self.code = code
+        self.seed: Strategy = make_seed(self.config.seed)
+        self.templates = (*self.seed.templates, *Ldb.templates) if code is None else Ldb.templates
+
+    def settings(self) -> dict[str, Any]:
+        return {**asdict(self.config), "seed_settings": self.seed.settings(), "seeded": self.code is not None}
+
+    def seeded(self, code: str) -> Ldb:
+        return Ldb(self.config, code)
+
+    async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
+        code = self.code if self.code is not None else (await self.seed.solve(problem, ctx)).code
+        report = await ctx.check(problem, code)
+        rounds: list[LdbRound] = []
+        while not report.passed and report.failures() and len(rounds) < self.config.rounds:
+            code, done = await ldb_round(problem, ctx, code, report)
+            report = await ctx.check(problem, code)
+            rounds.append(done)
+            done.passed = report.pass_count
+        record = {"seed": self.config.seed, "rounds": [asdict(r) for r in rounds]}
+        return Attempt(code=code, verified=report.passed if report.total else None, record=record)
+
+
+def make_seed(name: str) -> Strategy:
+    from solidcoder.strategies import make_strategy
+
+    return make_strategy(name)
+
+
+async def ldb_round(problem: Problem, ctx: SolveContext, code: str, report: JudgeReport) -> tuple[str, LdbRound]:
+    """Trace the first failing test, debug block by block (when traced), fix: (the fixed program, the round)."""
+    failure = report.failures()[0]
+    test = problem.public_tests[failure.index]
+    trace = await asyncio.to_thread(trace_test, ctx, problem, code, test)
+    shown = trace.prompt_text(code) + "\n" if trace.blocks and not trace.error else ""
+    output = real_output(failure, trace)
+    variables = {**_base(problem, code), "failing_test": f"{assertion_text(test)} # Real Execution Output: {output}",
+                 "trace": shown}
+    reply = await ask(ctx, "strategies/ldb_debug", schema=VERDICT_SCHEMA, **variables) if shown else ""
+    fixed = await ask(ctx, "strategies/ldb_fix", **variables, debug_reply=reply, test=assertion_text(test),
+                      actual_output=output)
+    done = LdbRound(variables["failing_test"], trace.count, bool(shown), parse_verdicts(reply))
+    return extract_code(fixed), done
+
+
+def _base(problem: Problem, code: str) -> dict[str, str]:
+    variables = problem_variables(problem)
+    return {"problem": variables["problem"], "language": variables["language"], "code": code}
+
+
+def trace_test(ctx: SolveContext, problem: Problem, code: str, test: TestCase) -> BlockTrace:
+    """The block trace of `code` on the test's input: its stdin, or the test's (first) call of the entry point."""
+    limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+    if test.kind != "call":
+        return trace_blocks(ctx.pool, code, test.stdin or "", None, limits)
+    call = test.call or first_call(test.script or "", problem)
+    if call is None:
+        return BlockTrace(error="no call of the entry point in the test")
+    return trace_blocks(ctx.pool, code, "", call, limits)
+
+
+def assertion_text(test: TestCase) -> str:
+    """The test as LDB's assertion text: the script, `assert CALL == EXPECTED`, or the stdin and expected output."""
+    if test.kind == "call":
+        return (test.script or f"assert {test.call} == {test.expected!r}").strip()
+    return f"Input:\n{test.stdin or ''}\nExpected output:\n{test.expected_stdout or ''}".rstrip()
+
+
+def real_output(failure: TestVerdict, trace: BlockTrace) -> str:
+    """LDB's real execution output: what the call returned (for an assert script, the traced call's `_ret`), the
+    error it raised, or the program's output."""
+    if failure.actual is not None:
+        return failure.actual
+    if trace.error or not trace.blocks:
+        return trace.error or failure.detail
+    return dict(trace.blocks[-1].after).get("_ret", failure.detail)
+
+
+def parse_verdicts(reply: str) -> list[BlockVerdict]:
+    """The per-block verdicts of a debug reply (the schema's object, or LDB's one JSON object a line)."""
+    found = _OBJECT.search(reply)
+    try:
+        data = json.loads(found.group(0), strict=False) if found else {}
+    except ValueError:
+        data = {}
+    items = data.get("blocks") if isinstance(data, dict) and "blocks" in data else None
+    if not isinstance(items, list):
+        items = [_line_object(line) for line in reply.splitlines()]
+    return [v for v in (_verdict(item) for item in items) if v is not None]
+
+
+def _line_object(line: str) -> Any:
+    try:
+        return json.loads(line.strip(), strict=False)
+    except ValueError:
+        return None
+
+
+def _verdict(item: Any) -> BlockVerdict | None:
+    """LDB's reading: `correct` a boolean, or a string that is true when it says "true"."""
+    if not isinstance(item, dict) or not {"block", "correct", "explanation"} <= item.keys():
+        return None
+    correct = item["correct"] if isinstance(item["correct"], bool) else str(item["correct"]).lower() == "true"
+    return BlockVerdict(str(item["block"])[:20], correct, str(item["explanation"])[:1000])
