@@ -117,10 +117,16 @@ class Solution:
     text: str
 
 
+def _records(data: dict, key: str) -> list[dict] | None:
+    """`data[key]` when it is a non-empty list of mappings (the schema's shape), else None."""
+    items = data.get(key)
+    return items if isinstance(items, list) and items and all(isinstance(i, dict) for i in items) else None
+
+
 def read_solutions(data: dict) -> list[Solution] | None:
     """The possible solutions, without the first whose name says brute force (`remove_bruce_force_solutions`)."""
-    items = data.get("possible_solutions")
-    if not isinstance(items, list) or not items or not all(isinstance(s, dict) for s in items):
+    items = _records(data, "possible_solutions")
+    if items is None:
         return None
     solutions = [Solution(str(s.get("name", "")).strip(), as_text(s)) for s in items]
     brute = next((i for i, s in enumerate(solutions) if "brute" in s.name.lower()), None)
@@ -136,8 +142,8 @@ class Example:
 
 
 def read_examples(data: dict) -> list[Example] | None:
-    items = data.get("tests")
-    if not isinstance(items, list) or not items or not all(isinstance(t, dict) for t in items):
+    items = _records(data, "tests")
+    if items is None:
         return None
     return [Example(str(t.get("input", "")), str(t.get("output", ""))) for t in items if "input" in t]
 
