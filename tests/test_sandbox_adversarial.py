@@ -257,9 +257,9 @@ def test_tmp_and_dev_shm_files_do_not_survive_the_run(solo_pool):
 
 
 def python_mounts_under_tmp() -> set[str]:
-    """What a fresh /tmp may hold: the top folder of a Python installation or import path that lives under /tmp (a
-    venv there is mounted read-only at its own path, so the program can import from it)."""
-    places = (sys.prefix, sys.base_prefix, *sys.path)
+    """What a fresh /tmp holds: the top folder of the Python installation when it lives under /tmp (a venv there is
+    mounted read-only at its own path, so the program can import from it). A checkout under /tmp is not mounted."""
+    places = (sys.prefix, sys.base_prefix)
     return {Path(p).relative_to("/tmp").parts[0] for p in places if p.startswith("/tmp/") and Path(p).exists()}
 
 
