@@ -16,8 +16,8 @@ from solidcoder.strategies import make_strategy
 SUM_TEST = "```python\nassert add(2, 2) == 4, 'sum'\n```"
 
 
-def routed(server, sandbox_pool, tmp_path, problems=(ADD,), strategy="solidcoder-routed:oracle=program"):
-    """One routed run; by default with a red-team round on each program checked (`oracle=program`)."""
+def routed(server, sandbox_pool, tmp_path, problems=(ADD,), strategy="solidcoder-routed:oracle=program,max_tier=2"):
+    """One routed run; by default routed v1 with a red-team round on each program checked (`oracle=program`)."""
     results, errors = run(server, make_strategy(strategy), sandbox_pool, tmp_path, problems)
     assert errors == []
     return results[0]
@@ -52,7 +52,7 @@ def test_a_resumed_run_replays_all_of_tier_1s_samples_from_their_one_request(scr
     router = StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", ZERO_BUG, BAD, GOOD, GOOD,
                                                                    BAD, BAD)
     router.queue("red_team", ZERO_TEST, status(500, "outage during tier 1's oracle round"))
-    strategy = make_strategy("solidcoder-routed:oracle=program")
+    strategy = make_strategy("solidcoder-routed:oracle=program,max_tier=2")
     results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path)
     assert not results and errors[0]["calls"] == 4  # direct, red team, judge, the samples
     asked = len(scripted_server.chat_requests())
@@ -122,13 +122,14 @@ def test_max_tier_1_stops_after_the_samples_and_answers_unverified(scripted_serv
 
 
 SHARED = "refinements/red_team_shared"
+V1 = "solidcoder-routed:oracle=shared,max_tier=2"  # routed v1: a shared oracle test, tier 2 on
 
 
 def test_a_shared_oracle_test_is_written_from_the_problem_once_and_runs_on_each_tiers_program(scripted_server,
                                                                                              sandbox_pool, tmp_path):
     router = StageRouter(scripted_server).queue("strategies/direct", ZERO_BUG, ZERO_BUG, GOOD, GOOD, BAD, BAD)
     router.queue(SHARED, ZERO_TEST)
-    results, errors = run(scripted_server, make_strategy("solidcoder-routed"), sandbox_pool, tmp_path)  # shared
+    results, errors = run(scripted_server, make_strategy(V1), sandbox_pool, tmp_path)
     row, notes = results[0], results[0]["notes"]
     assert errors == [] and row["passed"] and notes["tier"] == 1 and notes["verified"]
     assert notes["oracle_rounds"] == ["executed, failed"]  # one round, asked for tier 0; tier 1's winner reran it
@@ -144,7 +145,7 @@ def test_a_shared_test_that_every_surviving_sample_fails_leaves_the_tests_tier_2
                        hidden_tests=ADD.hidden_tests)
     router = StageRouter(scripted_server).queue("strategies/direct", GOOD, GOOD, GOOD, GOOD, BAD, BAD)
     router.queue(SHARED, "```python\nassert add(1, 1) == 3, 'a wrong test'\n```")
-    results, _ = run(scripted_server, make_strategy("solidcoder-routed"), sandbox_pool, tmp_path, (untested,))
+    results, _ = run(scripted_server, make_strategy(V1), sandbox_pool, tmp_path, (untested,))
     notes = results[0]["notes"]
     assert notes["tier"] == 2 and notes["oracle_rounds"][0] == "executed, failed"  # it failed tier 0's program
     assert notes["judge_rejections"][0].startswith("evidence: all ") and router.seen.count(SHARED) == 1
@@ -157,8 +158,9 @@ def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_ke
     assert (settings["samples"], settings["temperature"], settings["max_tier"]) == (3, 0.6, 1)
     assert settings["full"] == make_strategy("solidcoder").settings()
     assert "max_tier" not in make_strategy("solidcoder-routed:max_tier=2").settings()
-    assert make_strategy("solidcoder-routed").settings()["oracle"] == "shared"
+    assert (make_strategy("solidcoder-routed").settings()["oracle"], settings["max_tier"]) == ("none", 1)  # v2
     assert "oracle" not in make_strategy("solidcoder-routed:oracle=program").settings()  # as before
+    assert make_strategy(V1).settings()["oracle"] == "shared"
 
 
 @pytest.mark.parametrize("options", ["sample=3", "samples=0", "max_tier=3", "temperature=hot", "full=direct",
@@ -188,7 +190,7 @@ def test_without_strip_self_tests_the_same_program_fails_its_public_test_and_rou
     assert router.seen == ["strategies/direct"] * 6  # tier 0 failed its public test: no oracle round
 
 
-@pytest.mark.parametrize(("options", "budget"), [("", 7), (":full_calls=3", 3)])
+@pytest.mark.parametrize(("options", "budget"), [(":max_tier=2", 7), (":max_tier=2,full_calls=3", 3)])
 def test_tier_2_stops_at_its_own_call_budget_and_answers_with_its_best_program(options, budget, scripted_server,
                                                                               sandbox_pool, tmp_path):
     router = StageRouter(scripted_server, code=BAD, fix=BAD, debug=BAD).queue("strategies/direct", *[BAD] * 6)
@@ -202,3 +204,24 @@ def test_tier_2_stops_at_its_own_call_budget_and_answers_with_its_best_program(o
 def test_tier_2_without_a_budget_runs_to_the_runs_cap():
     assert make_strategy("solidcoder-routed").settings()["full_calls"] == 7
     assert "full_calls" not in make_strategy("solidcoder-routed:full_calls=none").settings()
+
+
+def test_routed_v2_accepts_tier_0_on_the_public_tests_alone_without_an_oracle_call(scripted_server, sandbox_pool,
+                                                                                   tmp_path):
+    router = StageRouter(scripted_server).queue("strategies/direct", GOOD)
+    row = routed(scripted_server, sandbox_pool, tmp_path, strategy="solidcoder-routed")
+    assert row["passed"] and row["notes"]["tier"] == 0 and row["notes"]["verified"] and row["calls"] == 1
+    assert router.seen == ["strategies/direct"] and row["notes"].get("oracle_rounds", []) == []
+
+
+def test_routed_v2_ends_at_tier_1_and_answers_the_best_sample_without_the_full_loop(scripted_server, sandbox_pool,
+                                                                                   tmp_path):
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD, BAD, GOOD, GOOD, BAD, BAD)
+    row = routed(scripted_server, sandbox_pool, tmp_path, strategy="solidcoder-routed")
+    assert row["passed"] and row["notes"]["tier"] == 1 and row["calls"] == 2  # the greedy program, the samples
+    assert router.seen == ["strategies/direct"] * 6 and [t["tier"] for t in row["notes"]["tiers"]] == [0, 1]
+
+
+def test_routed_v2_never_reaches_tier_2_unless_asked_and_a_loop_flag_of_solve_asks():
+    assert make_strategy("solidcoder-routed").config.max_tier == 1
+    assert make_strategy("solidcoder-routed").with_loop({"p": 2}).config.max_tier == 2

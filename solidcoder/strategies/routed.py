@@ -2,20 +2,25 @@
 
 The SolidCoder paper names difficulty-aware routing as future work; this is the project's version of it.
 
+Routed v2 (2026-12-03) is the default: tiers 0 and 1 without an oracle round, tier 2 routed around. Each choice
+cites the development sets' rows (HumanEval 0-39, MBPP 0-39); the settings' comments name them.
+
 * Tier 0: one program written directly (the Direct prompt, at the full loop's temperature, 0 unless the run sets
-  one), run on the public tests and one oracle round (a judged red-team test, executed). Accepted when everything
-  that ran passed and at least one test ran. The round's test is written from the problem alone and shared with
-  tier 1 (`oracle=shared`, the default), or written against the program (`oracle=program`, the default before
-  2026-12-03).
+  one), run on the public tests. Accepted when they all passed and at least one ran. With `oracle=shared` (routed
+  v1's setting) or `oracle=program`, an oracle round runs too (a judged red-team test, executed) and must pass: the
+  test is written from the problem alone and shared with tier 1, or written against the program.
 * Tier 1: `samples` programs at `temperature` (the choices of one request, so the prompt is billed once), pruned
   by the cheap verifiers (syntax, lint, public tests) and clustered by behaviour on the public inputs; the largest
-  cluster's program goes through the same check: the shared test, asked for now if tier 0 never needed it, or a
-  round of its own (with `evidence`, an oracle test that every surviving sample fails is rejected as suspect).
+  cluster's program goes through the same check (with an oracle: the shared test, asked for now if tier 0 never
+  needed it, or a round of its own; with `evidence`, an oracle test that every surviving sample fails is rejected
+  as suspect).
 * Tiers 0 and 1 read programs as the full loop does (with `strip_self_tests`, as `solidcoder+` has it, a call
   program's own top-level self-test is dropped before anything runs it).
-* Tier 2: the full loop (Algorithm 1 with `full`'s settings, `solidcoder+` by default), seeded with every failing
-  test the earlier tiers found (kept as accumulated tests), under its own call budget (`full_calls`, 7 by default:
-  one plan of `solidcoder+`; `benchmarks/tier2_budget.py`); at the budget its latest program is the answer.
+* Tier 2, with `max_tier=2` (off by default: it solved 1 of the 18 development-set problems it ran on): the full loop
+  (Algorithm 1 with `full`'s settings, `solidcoder+` by default), seeded with every failing test the earlier tiers
+  found (kept as accumulated tests), under its own call budget (`full_calls`, 7 by default: one plan of
+  `solidcoder+`; `benchmarks/tier2_budget.py`); at the budget its latest program is the answer. On a strong model
+  the full loop is the paper's claim: `solidcoder-routed:max_tier=2,oracle=shared` is routed v1.
 
 * The answer: the first program a tier accepts; when none is accepted (or a cap stops the run), the best program
   any tier produced, by the public tests and the failing tests found that it passes, the latest among equals.
@@ -25,7 +30,7 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
 Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
 (`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
 Algorithm 1 preset or ablation tier 2 runs, `full_calls` its call budget, `none` for the run's cap alone, `oracle`
-`shared` or `program`). With `max_tier` below 2 a problem no tier accepted is answered with the best program
+`none`, `shared` or `program`). With `max_tier` below 2 a problem no tier accepted is answered with the best program
 its tiers produced, unverified.
 """
 
@@ -47,7 +52,7 @@ from solidcoder.strategies.algorithm1 import Algorithm1, Loop, make_algorithm1
 from solidcoder.strategies.base import Attempt
 
 SHARED_ORACLE = "refinements/red_team_shared"
-ORACLES = ("program", "shared")
+ORACLES = ("program", "shared", "none")
 # Options added after runs were recorded: name -> the value at which each is left out of the settings (what the
 # strategy did before it existed), so those runs keep their configuration key (core/keys.py). A new field of
 # `RoutedSettings` goes here, or every recorded key of this strategy changes (tests/test_keys.py checks recorded ones).
@@ -59,11 +64,16 @@ class RoutedSettings:
     samples: int = 5
     temperature: float = 0.8
     full: str = "solidcoder+"
-    max_tier: int = 2
+    # 1 since 2026-12-03 (routed v2): tier 2 ran on 5 problems of HumanEval 0-39 and solved none, and on 13 of MBPP
+    # 0-39 for 1, at 42 % and 68 % of the routed tokens (benchmarks/results/humaneval40_qwen05b_routed_onerequest/,
+    # mbpp40_qwen05b_routed_onerequest/, tier2_budget.txt). `max_tier=2`, or any loop flag of `solve`, runs it.
+    max_tier: int = 1
     full_calls: int | None = 7
-    # "shared" since 2026-12-03 (HumanEval 0-39, the development set: tier 0's tokens 492 per problem against 604,
-    # 91 % of oracle rounds executed against 83 %; benchmarks/results/humaneval40_qwen05b_routed_onerequest/).
-    oracle: str = "shared"
+    # "none" since 2026-12-03 (routed v2), from the development sets' recorded calls
+    # (benchmarks/results/routed_v2_replay.txt): without the oracle round, tiers 0 and 1 answer the same 35/40 on
+    # HumanEval 0-39 and 22/40 on MBPP 0-39 at 2.31x and 2.71x Direct's tokens instead of 3.14x and 3.84x; the round
+    # caught none of tier 0's 4 false accepts on MBPP. "shared" from 2026-12-03 (morning), "program" before.
+    oracle: str = "none"
 
 
 def parse_routed(options: str) -> RoutedSettings:
@@ -92,7 +102,7 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return float(value)
     raise BadInput(f"solidcoder-routed option {item!r}: samples takes a count >= 1, temperature a number > 0, "
                    "max_tier 0, 1 or 2, full an Algorithm 1 name (solidcoder, solidcoder+, solidcoder+_no_oracle), "
-                   "full_calls a count >= 1 or none, oracle program or shared")
+                   "full_calls a count >= 1 or none, oracle none, shared or program")
 
 
 @dataclass
@@ -129,9 +139,10 @@ class Routed:
         return ("strategies/direct", *self.full.templates, *shared)
 
     def with_loop(self, changes: dict[str, Any]) -> Routed:
-        """solve's loop flags set tier 2, the full loop; loop sizes asked for are run (no tier-2 call budget)."""
+        """solve's loop flags set tier 2, the full loop, and turn it on; loop sizes asked for are run (no tier-2 call
+        budget)."""
         sized = bool({"p", "d", "a"} & changes.keys())
-        config = replace(self.config, full_calls=None) if sized else self.config
+        config = replace(self.config, max_tier=2, full_calls=None if sized else self.config.full_calls)
         return Routed(config, self.full.with_loop(changes))
 
     def seeded(self, code: str) -> Routed:
@@ -154,7 +165,7 @@ class Routed:
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         loop, tiers, failing = self.full.loop(problem, ctx), _Tiers(ctx.model), []
-        oracle, code, tier = _Oracle(loop, self.config.oracle == "shared"), "", 0
+        oracle, code, tier = _Oracle(loop, self.config.oracle), "", 0
         try:
             for tier in range(min(self.config.max_tier, 1) + 1):
                 tiers.start()
@@ -198,16 +209,20 @@ class Routed:
 
 
 class _Oracle:
-    """The oracle test of tiers 0 and 1: a red-team round on each program checked (`oracle=program`), or one test
+    """The oracle test of tiers 0 and 1: a red-team round on each program checked (`oracle=program`), one test
     written from the problem alone (`oracle=shared`, `prompts/refinements/red_team_shared.j2`), asked for the first
-    time a program needs it and run on every program checked after, without another call."""
+    time a program needs it and run on every program checked after, without another call, or none (`oracle=none`:
+    the public tests decide)."""
 
-    def __init__(self, loop: Loop, shared: bool):
-        self.loop, self.shared, self.asked, self.test = loop, shared, False, None
+    def __init__(self, loop: Loop, kind: str):
+        self.loop, self.kind, self.asked, self.test = loop, kind, False, None
 
     async def test_for(self, code: str) -> tuple[SuiteTest | None, bool]:
-        """The test for `code`, and whether a round was asked for it (False: the shared test, asked for before)."""
-        if not self.shared:
+        """The test for `code`, and whether a round was asked for it (False: the shared test, asked for before, or
+        no oracle at all)."""
+        if self.kind == "none":
+            return None, False
+        if self.kind == "program":
             return await self.loop.oracle_test(code, 1), True
         if self.asked:
             return self.test, False
