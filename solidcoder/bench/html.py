@@ -1,4 +1,4 @@
-"""A self-contained HTML report: the two tables and two inline SVG plots (no scripts, no network).
+"""A self-contained HTML report: the two tables, two inline SVG plots and the intervals (no scripts, no network).
 
 Plot 1: pass@1 per method, one bar group per dataset. Plot 2: pass@1 against tokens per problem, one point per
 method and dataset, tokens on a log scale.
@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 from solidcoder.bench.metrics import Summary
-from solidcoder.bench.report import cost_table, method, pass_table
+from solidcoder.bench.report import comparison_lines, cost_table, interval_lines, method, pass_table
 
 COLORS = ["#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb", "#000000"]
 W, H, PAD = 720, 320, 50
@@ -21,6 +21,10 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _list(lines: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
 
 
 def _colors(summaries: list[Summary]) -> dict[str, str]:
@@ -90,7 +94,9 @@ def write_html(summaries: list[Summary], path: Path, sources: list[Path]) -> Non
             f"<style>{style}</style></head><body><h1>solidcoder report</h1><p>Runs: {runs}</p>"
             f"<h2>pass@1 on hidden tests (%)</h2>{_table(*pass_table(summaries))}{bar_chart(summaries)}"
             f"<h2>Calls, tokens, cost and time per problem</h2>{_table(*cost_table(summaries))}"
-            f"<h2>pass@1 against tokens</h2>{scatter(summaries)}</body></html>")
+            f"<h2>pass@1 against tokens</h2>{scatter(summaries)}"
+            f"<h2>Signal or noise: 95 % intervals, and each configuration against Direct</h2>"
+            f"{_list(interval_lines(summaries) + comparison_lines(summaries))}</body></html>")
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(path)

@@ -52,6 +52,7 @@ class Summary:
     # template -> tokens per problem (rows' `template_usage`; rows before 2026-12-03 have `stage_usage`, keyed by the
     # template name's last part)
     template_tokens: dict[str, float] = field(default_factory=dict)
+    per_problem: dict[str, float] = field(default_factory=dict)  # problem id -> pass@1 (the mean over its samples)
 
     @property
     def pass1(self) -> float:
@@ -104,6 +105,7 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
     for row in rows:
         per_problem[row["id"]].append(bool(row["passed"]))
     summary.problems = len(per_problem)
+    summary.per_problem = {pid: sum(v) / len(v) for pid, v in per_problem.items()}
     if not rows:
         return summary
     n = min(len(v) for v in per_problem.values())

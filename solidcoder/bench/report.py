@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from solidcoder.bench.compare import paired, wilson
 from solidcoder.bench.metrics import GROUP, Summary, summarize
 from solidcoder.bench.store import ERRORS, RESULTS, read_rows
 from solidcoder.errors import BadInput
@@ -122,7 +123,8 @@ def print_tables(summaries: list[Summary]) -> None:
                                   ("per problem: calls, tokens, cost, time", cost_table(summaries))):
         table = _table(title, header, rows)
         console.print(table if _narrowest(console, table) <= console.width else _stacked(title, header, rows))
-    lines = oracle_lines(summaries) + precision_lines(summaries) + tier_lines(summaries) + template_lines(summaries)
+    lines = interval_lines(summaries) + comparison_lines(summaries) + oracle_lines(summaries) \
+        + precision_lines(summaries) + tier_lines(summaries) + template_lines(summaries)
     for line in lines:
         console.print(line, highlight=False, overflow="fold")
 
@@ -215,3 +217,32 @@ def precision_lines(summaries: list[Summary]) -> list[str]:
     """Oracle precision per configuration that kept tests: false alarms among tests kept on hidden-passing answers."""
     return [f"{s.dataset} {method(s)}: {s.false_alarms} false alarms of {s.kept_tests} kept tests on answers the "
             f"hidden tests accept ({s.false_alarms / s.kept_tests:.0%})" for s in summaries if s.kept_tests]
+
+
+def interval_lines(summaries: list[Summary]) -> list[str]:
+    """Each configuration's pass@1 with its 95 % Wilson interval over its problems."""
+    lines = []
+    for s in (s for s in summaries if s.problems):
+        low, high = wilson(s.pass1 * s.problems, s.problems)
+        lines.append(f"{s.dataset} {method(s)}: pass@1 {s.pass1 * 100:.1f} % [{low * 100:.1f}, {high * 100:.1f}] "
+                     f"(95 %, {s.problems} problems)")
+    return lines
+
+
+def baseline(summaries: list[Summary], s: Summary) -> Summary | None:
+    """What `s` is compared with: Direct on the same dataset and model when the report holds it, else the
+    dataset's first configuration; None for the baseline itself."""
+    same = [o for o in summaries if o.dataset == s.dataset and o.problems]
+    direct = [o for o in same if o.strategy == "direct" and o.model == s.model]
+    found = (direct or same or [None])[0]
+    return None if found is s else found
+
+
+def comparison_lines(summaries: list[Summary]) -> list[str]:
+    """Each configuration against its baseline (Direct where there is one), problem by problem."""
+    lines = []
+    for s in (s for s in summaries if s.problems):
+        if (base := baseline(summaries, s)) is not None:
+            lines.append(f"{s.dataset} {method(s)} against {method(base)}: "
+                         f"{paired(s.per_problem, base.per_problem).line()}")
+    return lines
