@@ -67,6 +67,7 @@ TEMPLATE_VARIABLES: dict[str, set[str]] = {
     "paper/red_team_structured": {"problem", "code", "io_mode", "entry_point"},
     "refinements/red_team_compact": {"problem", "code", "io_mode", "entry_point"},
     "refinements/red_team_shared": {"problem", "io_mode", "entry_point"},
+    "refinements/generated_tests": {"problem", "io_mode", "entry_point", "count"},
     "paper/judge": {"problem", "test", "io_mode"},
     "paper/fix": {"problem", "code", "test", "failure", "language"},
     "paper/debug": {"problem", "plan", "code", "language", "test_report", "trace"},

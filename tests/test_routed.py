@@ -10,7 +10,7 @@ from test_algorithm1 import ZERO_BUG, ZERO_TEST
 from test_bench_strategies import ADD, run
 
 from solidcoder.errors import BadInput
-from solidcoder.problem import Problem
+from solidcoder.problem import Problem, TestCase
 from solidcoder.strategies import make_strategy
 
 SUM_TEST = "```python\nassert add(2, 2) == 4, 'sum'\n```"
@@ -165,7 +165,7 @@ def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_ke
 
 @pytest.mark.parametrize("options", ["sample=3", "samples=0", "max_tier=3", "temperature=hot", "full=direct",
                                      "full=solidcoder_no_typo", "full_calls=0", "full_calls=many",
-                                     "oracle=blind"])
+                                     "oracle=blind", "selector=vote"])
 def test_a_bad_routed_option_is_bad_input(options):
     with pytest.raises(BadInput, match="solidcoder|samples|ablation"):
         make_strategy(f"solidcoder-routed:{options}")
@@ -225,3 +225,41 @@ def test_routed_v2_ends_at_tier_1_and_answers_the_best_sample_without_the_full_l
 def test_routed_v2_never_reaches_tier_2_unless_asked_and_a_loop_flag_of_solve_asks():
     assert make_strategy("solidcoder-routed").config.max_tier == 1
     assert make_strategy("solidcoder-routed").with_loop({"p": 2}).config.max_tier == 2
+
+
+GENERATED = "refinements/generated_tests"
+ADD0 = Problem(id="add0", kind="call", statement=ADD.statement, entry_point="add", public_tests=ADD.public_tests,
+               hidden_tests=[TestCase(kind="call", call="add(0, 5)", expected=5)])
+TESTS_REPLY = ('{"tests": [{"input": "add(0, 5)", "output": "5"}, {"input": "add(0, 7)", "output": "7"}, '
+               '{"input": "add(2, 3)", "output": "5"}]}')
+
+
+def test_agreement_picks_the_samples_that_pass_the_generated_tests_over_the_larger_cluster(scripted_server,
+                                                                                           sandbox_pool, tmp_path):
+    # tier 0 fails; of the five samples, three ZERO_BUG (the majority) and two GOOD pass the public test
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD, ZERO_BUG, ZERO_BUG, GOOD, ZERO_BUG, GOOD)
+    router.queue(GENERATED, TESTS_REPLY)
+    row = routed(scripted_server, sandbox_pool, tmp_path, (ADD0,), strategy="solidcoder-routed:selector=agreement")
+    assert row["passed"] and row["notes"]["tier"] == 1 and "if a else 0" not in row["code"]
+    assert router.seen == ["strategies/direct"] * 6 + [GENERATED] and row["calls"] == 3
+    (asked,) = router.requests(GENERATED)
+    assert "return a" not in str(asked.body["messages"])  # written from the problem alone
+
+
+def test_majority_picks_the_larger_cluster_on_the_same_samples(scripted_server, sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD, ZERO_BUG, ZERO_BUG, GOOD, ZERO_BUG, GOOD)
+    row = routed(scripted_server, sandbox_pool, tmp_path, (ADD0,), strategy="solidcoder-routed")
+    assert not row["passed"] and "if a else 0" in row["code"] and GENERATED not in router.seen
+
+
+def test_agreement_asks_for_no_tests_when_one_program_survives(scripted_server, sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD, GOOD, GOOD, BAD, BAD, GOOD)
+    row = routed(scripted_server, sandbox_pool, tmp_path, (ADD0,), strategy="solidcoder-routed:selector=agreement")
+    assert row["passed"] and GENERATED not in router.seen and row["calls"] == 2
+
+
+def test_unreadable_generated_tests_leave_the_majoritys_pick(scripted_server, sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD, ZERO_BUG, ZERO_BUG, GOOD, ZERO_BUG, GOOD)
+    router.queue(GENERATED, "I cannot write tests.")
+    row = routed(scripted_server, sandbox_pool, tmp_path, (ADD0,), strategy="solidcoder-routed:selector=agreement")
+    assert "if a else 0" in row["code"] and router.seen[-1] == GENERATED

@@ -56,7 +56,10 @@ ORACLES = ("program", "shared", "none")
 # Options added after runs were recorded: name -> the value at which each is left out of the settings (what the
 # strategy did before it existed), so those runs keep their configuration key (core/keys.py). A new field of
 # `RoutedSettings` goes here, or every recorded key of this strategy changes (tests/test_keys.py checks recorded ones).
-LATER_SETTINGS = {"max_tier": 2, "full_calls": None, "oracle": "program"}
+LATER_SETTINGS = {"max_tier": 2, "full_calls": None, "oracle": "program", "selector": "majority"}
+SELECTORS = ("majority", "agreement")
+GENERATED_TESTS = "refinements/generated_tests"
+TEST_COUNT = 6  # tests asked of the model for `selector=agreement` (AlphaCodium's number_of_ai_tests)
 
 
 @dataclass
@@ -74,6 +77,9 @@ class RoutedSettings:
     # HumanEval 0-39 and 22/40 on MBPP 0-39 at 2.31x and 2.71x Direct's tokens instead of 3.14x and 3.84x; the round
     # caught none of tier 0's 4 false accepts on MBPP. "shared" from 2026-12-03 (morning), "program" before.
     oracle: str = "none"
+    # How tier 1 picks among its surviving samples: "majority" (behaviour on the public inputs) or "agreement"
+    # (CodeT: tests generated from the problem, one call, asked only when two or more distinct programs survive).
+    selector: str = "majority"
 
 
 def parse_routed(options: str) -> RoutedSettings:
@@ -81,9 +87,9 @@ def parse_routed(options: str) -> RoutedSettings:
     settings = RoutedSettings()
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, _, value = item.partition("=")
-        if key not in ("samples", "temperature", "full", "max_tier", "full_calls", "oracle"):
+        if key not in ("samples", "temperature", "full", "max_tier", "full_calls", "oracle", "selector"):
             raise BadInput(f"unknown solidcoder-routed option {key!r}; known: samples, temperature, full, max_tier, "
-                           "full_calls, oracle")
+                           "full_calls, oracle, selector")
         setattr(settings, key, _option_value(key, value, item))
     return settings
 
@@ -93,7 +99,7 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return value
     if key == "full_calls" and value == "none":
         return None
-    if key == "oracle" and value in ORACLES:
+    if key == "oracle" and value in ORACLES or key == "selector" and value in SELECTORS:
         return value
     if key in ("samples", "full_calls") and value.isdigit() and int(value) >= 1 \
             or key == "max_tier" and value in ("0", "1", "2"):
@@ -102,7 +108,7 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return float(value)
     raise BadInput(f"solidcoder-routed option {item!r}: samples takes a count >= 1, temperature a number > 0, "
                    "max_tier 0, 1 or 2, full an Algorithm 1 name (solidcoder, solidcoder+, solidcoder+_no_oracle), "
-                   "full_calls a count >= 1 or none, oracle none, shared or program")
+                   "full_calls a count >= 1 or none, oracle none, shared or program, selector majority or agreement")
 
 
 @dataclass
@@ -136,7 +142,8 @@ class Routed:
     @property
     def templates(self) -> tuple[str, ...]:
         shared = (SHARED_ORACLE,) if self.config.oracle == "shared" else ()
-        return ("strategies/direct", *self.full.templates, *shared)
+        generated = (GENERATED_TESTS,) if self.config.selector == "agreement" else ()
+        return ("strategies/direct", *self.full.templates, *shared, *generated)
 
     def with_loop(self, changes: dict[str, Any]) -> Routed:
         """solve's loop flags set tier 2, the full loop, and turn it on; loop sizes asked for are run (no tier-2 call
@@ -205,7 +212,28 @@ class Routed:
         ctx = loop.ctx
         sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, self.config.samples,
                                          self.config.temperature, ctx.max_tokens, read=loop.program)
-        return [candidate.code for candidate, _ in sampled.ranking.ranked] or [""]
+        ranked = [candidate for candidate, _ in sampled.ranking.ranked]
+        if self.config.selector == "agreement" and len(ranked) > 1:
+            ranked = await _by_agreement(problem, loop, ranked)
+        return [candidate.code for candidate in ranked] or [""]
+
+
+async def _by_agreement(problem: Problem, loop: Loop, ranked: list) -> list:
+    """Tier 1's survivors ranked again by CodeT's dual agreement on tests the model writes from the problem alone
+    (`prompts/refinements/generated_tests.j2`); unreadable tests leave the majority's order."""
+    import asyncio
+
+    from solidcoder.execution.judge import Judge
+    from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
+    from solidcoder.verify.rank import AgreementScorer
+
+    reply = await ask(loop.ctx, GENERATED_TESTS, count=str(TEST_COUNT), **problem_variables(problem))
+    examples = read_examples(load_reply(reply, ("input:", "output:")) or {}) or []
+    tests = [test for test in map(lambda e: example_test(e, problem), examples) if test is not None]
+    if not tests:
+        return ranked
+    scores = await asyncio.to_thread(AgreementScorer(Judge(loop.ctx.pool), tests).scores, problem, ranked)
+    return [c for _, c in sorted(zip(scores, ranked, strict=True), key=lambda pair: -pair[0])]
 
 
 class _Oracle:

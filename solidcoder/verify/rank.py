@@ -2,7 +2,8 @@
 
 Rankers (`Scorer`s) score distinct programs. `MajorityScorer` is the verifier-only baseline: programs vote with
 their behaviour on the public tests' inputs (identical verdicts and outputs form one vote group, weighted by
-duplicate counts), and the duplicate count breaks ties. `solidcoder.verify.orm.OrmScorer` is the learned one.
+duplicate counts), and the duplicate count breaks ties. `AgreementScorer` is CodeT's dual execution agreement on
+generated tests. `solidcoder.verify.orm.OrmScorer` is the learned one.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from solidcoder.execution.judge import Judge
-from solidcoder.problem import Problem
+from solidcoder.problem import Problem, TestCase
 from solidcoder.verify.weak import Verifier, first_tests
 
 
@@ -68,6 +69,31 @@ class MajorityScorer:
     def _signature(self, problem: Problem, code: str) -> tuple:
         report = self.judge.judge(problem, code, problem.public_tests)
         return tuple((v.status, v.actual) for v in report.verdicts)
+
+
+@dataclass
+class AgreementScorer:
+    """CodeT's dual execution agreement (Chen et al. 2022): every candidate runs on tests generated from the problem
+    (never the hidden ones); candidates passing exactly the same generated tests form a consensus set, scored by how
+    many samples it holds times how many tests it passes. Behaviour majority on the public inputs breaks ties (all
+    of them, when no candidate passes a generated test)."""
+
+    judge: Judge
+    tests: list[TestCase]
+    name: str = "agreement"
+
+    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        passed = [self._passed(problem, c.code) for c in candidates]
+        sizes: Counter = Counter()
+        for tests, candidate in zip(passed, candidates, strict=True):
+            sizes[tests] += candidate.count
+        majority = MajorityScorer(self.judge).scores(problem, candidates)
+        scale = max(majority, default=0) + 1
+        return [sizes[t] * len(t) * scale + m for t, m in zip(passed, majority, strict=True)]
+
+    def _passed(self, problem: Problem, code: str) -> frozenset[int]:
+        report = self.judge.judge(problem, code, self.tests) if self.tests else None
+        return frozenset(i for i, v in enumerate(report.verdicts) if v.passed) if report else frozenset()
 
 
 @dataclass
