@@ -1,0 +1,102 @@
+"""Tier 1's selectors on recorded samples: behaviour majority against CodeT's agreement on generated tests.
+
+For every problem where a recorded `solidcoder-routed` run (tier 1 drawing its samples in one request) reached tier
+1, the recorded samples are pruned and ranked again as tier 1 does (syntax, lint, public tests). Where two or more
+distinct programs survive, the model writes tests from the problem alone (`prompts/refinements/generated_tests.j2`,
+greedy, `TEST_COUNT` of them), and `AgreementScorer` ranks the survivors on them. Both picks are judged on the hidden
+tests. The generated tests' replies are kept in `--cache` (JSONL, one per problem), so a rerun makes no model call;
+the cost of agreement is those calls' tokens, on the problems that needed one.
+
+    python benchmarks/selector_replay.py benchmarks/results/humaneval40_qwen05b_routed_onerequest --config 882927 \
+        --data-file ../shared/data/humaneval_with_sample_io.jsonl \
+        --model /work/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
+        --cache benchmarks/results/selector_replay_tests.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from routed_samples import calls_by_position, tier_calls
+
+from solidcoder.bench.store import RESULTS, read_rows
+from solidcoder.datasets import DataOptions, load_dataset
+from solidcoder.execution.judge import Judge
+from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+from solidcoder.prompting import PromptLibrary, problem_variables
+from solidcoder.stages.base import extract_code
+from solidcoder.stages.sanitize import strip_self_tests
+from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
+from solidcoder.strategies.routed import GENERATED_TESTS, TEST_COUNT
+from solidcoder.verify.rank import AgreementScorer, MajorityScorer, prune_then_rank
+from solidcoder.verify.select import FILTERS
+from solidcoder.verify.weak import StrongVerifier, make_verifier
+
+
+def generated_reply(problem, cache: dict, args) -> dict:
+    """The recorded reply for `problem`, or a fresh greedy call (then recorded)."""
+    if problem.id not in cache:
+        from solidcoder.models.factory import ModelOptions, make_model
+
+        model = args.model_object = getattr(args, "model_object", None) or make_model(args.model, ModelOptions())
+        messages = PromptLibrary.from_env().messages(GENERATED_TESTS, count=str(TEST_COUNT),
+                                                     **problem_variables(problem))
+        reply = model.complete(messages, temperature=0.0, max_tokens=512)
+        cache[problem.id] = {"id": problem.id, "text": reply.text, "tokens": reply.prompt_tokens +
+                             reply.completion_tokens}
+        with args.cache.open("a") as out:
+            out.write(json.dumps(cache[problem.id]) + "\n")
+    return cache[problem.id]
+
+
+def picks(problem, row: dict, calls: dict, judge: Judge, cache: dict, args) -> tuple[bool, bool, int] | None:
+    """(majority's pick passes, agreement's pick passes, tokens of the generated tests), or None below 2 survivors."""
+    request = calls[tier_calls(row)[1][0]]
+    samples = [strip_self_tests(extract_code(text)) for text in request.get("choices") or [request["text"]]]
+    verifiers = [make_verifier(f, judge) for f in FILTERS]
+    ranked = prune_then_rank(problem, samples, verifiers, MajorityScorer(judge))
+    if len(ranked.ranked) < 2:
+        return None
+    reply = generated_reply(problem, cache, args)
+    examples = read_examples(load_reply(reply["text"], ("input:", "output:")) or {}) or []
+    tests = [t for t in (example_test(e, problem) for e in examples) if t is not None]
+    survivors = [candidate for candidate, _ in ranked.ranked]
+    scores = AgreementScorer(judge, tests).scores(problem, survivors) if tests else [0.0] * len(survivors)
+    chosen = max(range(len(survivors)), key=lambda i: (scores[i], -i))  # the majority's order among equals
+    strong = StrongVerifier(judge)
+    return (strong.survivors(problem, [survivors[0].code])[0], strong.survivors(problem, [survivors[chosen].code])[0],
+            reply["tokens"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--data-file", type=Path, required=True)
+    parser.add_argument("--dataset", default="humaneval")
+    parser.add_argument("--config", required=True, help="the routed configuration's hash (a prefix)")
+    parser.add_argument("--model", required=True, help="the model that writes the tests (called for uncached problems)")
+    parser.add_argument("--cache", type=Path, required=True, help="JSONL of generated-test replies, read and extended")
+    args = parser.parse_args()
+    cache = {r["id"]: r for r in read_rows(args.cache)} if args.cache.exists() else {}
+    rows = {r["id"]: r for r in read_rows(args.run_dir / RESULTS) if r["strategy"].startswith("solidcoder-routed")
+            and r["config_hash"].startswith(args.config) and any(t["tier"] == 1 for t in r["notes"]["tiers"])}
+    problems = [p for p in load_dataset(args.dataset, DataOptions(data_file=args.data_file))[0] if p.id in rows]
+    with SandboxPool(SandboxConfig(workers=2)) as pool:
+        judge = Judge(pool)
+        found = {p.id: picks(p, rows[p.id], calls_by_position(args.run_dir, rows[p.id]["key"]), judge, cache, args)
+                 for p in problems}
+    contested = {pid: f for pid, f in found.items() if f is not None}
+    print(f"{len(problems)} problems reached tier 1 ({args.run_dir} @{args.config}); {len(contested)} had two or "
+          "more distinct surviving samples")
+    for pid, (majority, agreement, tokens) in contested.items():
+        print(f"{pid}: majority {'pass' if majority else 'fail'}, agreement {'pass' if agreement else 'fail'}, "
+              f"{tokens} tokens of generated tests")
+    print(f"majority {sum(f[0] for f in contested.values())}/{len(contested)}, agreement "
+          f"{sum(f[1] for f in contested.values())}/{len(contested)}, at {sum(f[2] for f in contested.values())} "
+          "more tokens in all")
+
+
+if __name__ == "__main__":
+    main()
