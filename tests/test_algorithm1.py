@@ -353,3 +353,15 @@ def test_compact_oracle_asks_its_own_template_and_leaves_the_papers_key_alone(sc
     assert "refinements/red_team_compact" not in make_strategy("solidcoder").templates
     assert "compact_oracle" not in make_strategy("solidcoder").settings()
     assert "refinements/red_team_compact" in make_strategy("solidcoder+").templates
+
+
+def test_trace_feedback_blocks_shows_ldbs_executed_blocks_in_the_debug_prompt(scripted_server, sandbox_pool,
+                                                                             tmp_path):
+    router = StageRouter(scripted_server, code=BAD, fix=BAD).queue("debug", GOOD)
+    row = solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:trace_feedback=blocks")
+    debug = next(r for r in scripted_server.chat_requests() if template_of(r) == "paper/debug")
+    prompt = debug.body["messages"][-1]["content"]
+    assert "[BLOCK-0]\n    # a=1\tb=2\n    return a - b\n    # a=1\tb=2\t_ret=-1" in prompt  # add(1, 2), exactly
+    assert row["passed"] and "trace" in row["notes"]["stages"] and router.seen.count("debug") == 1
+    assert make_strategy("solidcoder:trace_feedback=blocks").settings()["trace_feedback"] == "blocks"
+    assert make_strategy("solidcoder:trace_feedback=values").settings()["trace_feedback"] is True

@@ -165,7 +165,7 @@ def test_routed_options_are_parsed_and_a_default_one_leaves_the_configuration_ke
 
 @pytest.mark.parametrize("options", ["sample=3", "samples=0", "max_tier=3", "temperature=hot", "full=direct",
                                      "full=solidcoder_no_typo", "full_calls=0", "full_calls=many",
-                                     "oracle=blind", "selector=vote"])
+                                     "oracle=blind", "selector=vote", "trace_feedback=final"])
 def test_a_bad_routed_option_is_bad_input(options):
     with pytest.raises(BadInput, match="solidcoder|samples|ablation"):
         make_strategy(f"solidcoder-routed:{options}")
@@ -263,3 +263,10 @@ def test_unreadable_generated_tests_leave_the_majoritys_pick(scripted_server, sa
     router.queue(GENERATED, "I cannot write tests.")
     row = routed(scripted_server, sandbox_pool, tmp_path, (ADD0,), strategy="solidcoder-routed:selector=agreement")
     assert "if a else 0" in row["code"] and router.seen[-1] == GENERATED
+
+
+def test_tier_2_takes_ldbs_block_trace_as_an_option():
+    strategy = make_strategy("solidcoder-routed:max_tier=2,trace_feedback=blocks")
+    assert strategy.full.config.trace_feedback == "blocks" and strategy.settings()["trace_feedback"] == "blocks"
+    assert strategy.settings()["full"]["trace_feedback"] == "blocks"
+    assert "trace_feedback" not in make_strategy("solidcoder-routed").settings()  # the default's key is unchanged

@@ -1,12 +1,14 @@
-"""Real traces for debugging (the `trace_feedback` refinement): the tracer's final values on a failing test.
+"""Real traces for debugging (the `trace_feedback` refinement): what the program really did on a failing test.
 
-For a failing test the candidate is run once more under the tracer on that input (stdin, or the test's call to
-the entry point), so the debug prompt shows the real final value of every variable, per scope, instead of a trace
-the model imagines.
+For a failing test the candidate is run once more under a tracer on that input (stdin, or the test's call to the
+entry point), so the debug prompt shows a real trace instead of one the model imagines: the final value of every
+variable, per scope (`trace_feedback`, `trace_feedback=values`), or LDB's executed basic blocks with the variables
+before and after each, at most 10 blocks (`trace_feedback=blocks`, `execution/blocks.py`).
 """
 
 from __future__ import annotations
 
+from solidcoder.execution.blocks import trace_blocks
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import TraceResult, trace_program
@@ -33,4 +35,20 @@ def format_trace(result: TraceResult) -> str:
         lines.append(f"{scope}:")
         lines += [f"  {name} = {value!r}" for name, value in values.items()]
     text = "\n".join(lines) or "(no variables recorded)"
+    return text if len(text) <= MAX_TRACE_CHARS else text[:MAX_TRACE_CHARS] + "\n..."
+
+
+def block_trace_failure(pool: Executor, problem: Problem, code: str, failure: Outcome) -> str:
+    """`trace_feedback=blocks`: LDB's block listing of `code` on a failing test's input ("" when a call test has no
+    single call to trace); a run that recorded no block says what ended it."""
+    if problem.kind == "call" and failure.call is None:
+        return ""
+    stdin = failure.stdin if problem.kind == "stdio" else ""
+    limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+    trace = trace_blocks(pool, code, stdin, failure.call, limits)
+    listing = trace.prompt_text(code).strip("\n")
+    error = f"the program raised: {trace.error}" if trace.error else ""
+    text = "\n".join(part for part in (listing, error) if part)
+    if listing:  # the debug template's heading speaks of final values; this line says what follows instead
+        text = "(the executed basic blocks, each between the variables before and after it)\n" + text
     return text if len(text) <= MAX_TRACE_CHARS else text[:MAX_TRACE_CHARS] + "\n..."

@@ -12,7 +12,8 @@ Refinements, the project's own, each a named option that is off in the paper's s
 `candidates=K` programs per plan (the extras at `candidate_temperature`; the one passing most public tests is
 kept), `monotonic` fixes (kept only when they lose no passed test and pass one more), `best` (answer with the best
 program seen, not the last), `oracle_gating` (break assumptions only once the public tests pass), `trace_feedback`
-(the debug prompt shows the tracer's real variable values on the first failing test), `structured_oracle` (the
+(the debug prompt shows the tracer's real variable values on the first failing test; `trace_feedback=blocks`, LDB's
+executed basic blocks with the values before and after each instead), `structured_oracle` (the
 red-team test as JSON fields), `evidence` (checks of the test by parsing and execution before the judge prompt),
 `evidence_judge` (those checks, when they can check the test, stand in for the judge prompt), `crash_fallback` (a
 structured call test whose property the evidence rejects, or whose property is no Python expression, keeps its
@@ -45,7 +46,7 @@ from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, TEMPLATE_VARIABLES, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
-from solidcoder.stages.debug import format_trace, trace_failure
+from solidcoder.stages.debug import block_trace_failure, format_trace, trace_failure
 from solidcoder.stages.evidence import checkable, contradiction, wrong_argument_types
 from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
 from solidcoder.stages.oracle import (
@@ -330,11 +331,14 @@ class Loop:
         return self.program(reply) or code
 
     async def trace(self, code: str, evaluation: Evaluation) -> str:
-        """`trace_feedback`: the tracer's final values of `code` on the first failing test's input."""
+        """`trace_feedback`: the tracer's final values of `code` on the first failing test's input, or with
+        `trace_feedback=blocks` its executed basic blocks (`stages/debug.py`)."""
         failures = evaluation.failures()
         if not failures:
             return ""
         self.stages.append("trace")
+        if self.config.trace_feedback == "blocks":
+            return await asyncio.to_thread(block_trace_failure, self.ctx.pool, self.problem, code, failures[0])
         result = await asyncio.to_thread(trace_failure, self.ctx.pool, self.problem, code, failures[0])
         return format_trace(result) if result is not None else ""
 

@@ -33,7 +33,7 @@ class PaperSettings:
     monotonic: bool = False
     best: bool = False
     oracle_gating: bool = False
-    trace_feedback: bool = False
+    trace_feedback: bool | str = False  # True: the final values of each variable; "blocks": LDB's block trace
     structured_oracle: bool = False
     evidence: bool = False
     evidence_judge: bool = False
@@ -87,7 +87,11 @@ def parse_refinements(options: str) -> dict[str, Any]:
         key, _, value = item.partition("=")
         if key not in REFINEMENTS:
             raise BadInput(f"unknown refinement {key!r} in --strategy; known: {', '.join(REFINEMENTS)}")
+        if key == "trace_feedback" and value in ("blocks", "values"):
+            found[key] = "blocks" if value == "blocks" else True
+            continue
         if (key == "candidates") != bool(value) or (value and not value.isdigit() or value == "0"):
-            raise BadInput(f"refinement {item!r}: candidates takes a count (candidates=3), the others no value")
+            raise BadInput(f"refinement {item!r}: candidates takes a count (candidates=3), trace_feedback nothing, "
+                           "values or blocks, the others no value")
         found[key] = int(value) if value else True
     return found

@@ -30,7 +30,8 @@ cites the development sets' rows (HumanEval 0-39, MBPP 0-39); the settings' comm
 Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
 (`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
 Algorithm 1 preset or ablation tier 2 runs, `full_calls` its call budget, `none` for the run's cap alone, `oracle`
-`none`, `shared` or `program`). With `max_tier` below 2 a problem no tier accepted is answered with the best program
+`none`, `shared` or `program`, `selector` `majority` or `agreement`, `trace_feedback` tier 2's debug trace, `values`
+or `blocks`). With `max_tier` below 2 a problem no tier accepted is answered with the best program
 its tiers produced, unverified.
 """
 
@@ -56,7 +57,8 @@ ORACLES = ("program", "shared", "none")
 # Options added after runs were recorded: name -> the value at which each is left out of the settings (what the
 # strategy did before it existed), so those runs keep their configuration key (core/keys.py). A new field of
 # `RoutedSettings` goes here, or every recorded key of this strategy changes (tests/test_keys.py checks recorded ones).
-LATER_SETTINGS = {"max_tier": 2, "full_calls": None, "oracle": "program", "selector": "majority"}
+LATER_SETTINGS = {"max_tier": 2, "full_calls": None, "oracle": "program", "selector": "majority",
+                  "trace_feedback": None}
 SELECTORS = ("majority", "agreement")
 GENERATED_TESTS = "refinements/generated_tests"
 TEST_COUNT = 6  # tests asked of the model for `selector=agreement` (AlphaCodium's number_of_ai_tests)
@@ -80,6 +82,8 @@ class RoutedSettings:
     # How tier 1 picks among its surviving samples: "majority" (behaviour on the public inputs) or "agreement"
     # (CodeT: tests generated from the problem, one call, asked only when two or more distinct programs survive).
     selector: str = "majority"
+    # Tier 2's debug trace, replacing its loop's own: "values" (final values) or "blocks" (LDB's block trace).
+    trace_feedback: str | None = None
 
 
 def parse_routed(options: str) -> RoutedSettings:
@@ -87,9 +91,10 @@ def parse_routed(options: str) -> RoutedSettings:
     settings = RoutedSettings()
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, _, value = item.partition("=")
-        if key not in ("samples", "temperature", "full", "max_tier", "full_calls", "oracle", "selector"):
+        if key not in ("samples", "temperature", "full", "max_tier", "full_calls", "oracle", "selector",
+                       "trace_feedback"):
             raise BadInput(f"unknown solidcoder-routed option {key!r}; known: samples, temperature, full, max_tier, "
-                           "full_calls, oracle, selector")
+                           "full_calls, oracle, selector, trace_feedback")
         setattr(settings, key, _option_value(key, value, item))
     return settings
 
@@ -99,7 +104,8 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return value
     if key == "full_calls" and value == "none":
         return None
-    if key == "oracle" and value in ORACLES or key == "selector" and value in SELECTORS:
+    if key == "oracle" and value in ORACLES or key == "selector" and value in SELECTORS \
+            or key == "trace_feedback" and value in ("values", "blocks"):
         return value
     if key in ("samples", "full_calls") and value.isdigit() and int(value) >= 1 \
             or key == "max_tier" and value in ("0", "1", "2"):
@@ -108,7 +114,8 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return float(value)
     raise BadInput(f"solidcoder-routed option {item!r}: samples takes a count >= 1, temperature a number > 0, "
                    "max_tier 0, 1 or 2, full an Algorithm 1 name (solidcoder, solidcoder+, solidcoder+_no_oracle), "
-                   "full_calls a count >= 1 or none, oracle none, shared or program, selector majority or agreement")
+                   "full_calls a count >= 1 or none, oracle none, shared or program, selector majority or agreement, "
+                   "trace_feedback values or blocks")
 
 
 @dataclass
@@ -137,7 +144,7 @@ class Routed:
 
     def __init__(self, settings: RoutedSettings | None = None, full: Algorithm1 | None = None):
         self.config = settings or RoutedSettings()
-        self.full = full or make_algorithm1(self.config.full)
+        self.full = full or _full_loop(self.config)
 
     @property
     def templates(self) -> tuple[str, ...]:
@@ -234,6 +241,14 @@ async def _by_agreement(problem: Problem, loop: Loop, ranked: list) -> list:
         return ranked
     scores = await asyncio.to_thread(AgreementScorer(Judge(loop.ctx.pool), tests).scores, problem, ranked)
     return [c for _, c in sorted(zip(scores, ranked, strict=True), key=lambda pair: -pair[0])]
+
+
+def _full_loop(config: RoutedSettings) -> Algorithm1:
+    """Tier 2's loop: the `full` preset, with `trace_feedback` when the option sets it."""
+    loop = make_algorithm1(config.full)
+    if config.trace_feedback is None:
+        return loop
+    return loop.with_settings(trace_feedback="blocks" if config.trace_feedback == "blocks" else True)
 
 
 class _Oracle:
