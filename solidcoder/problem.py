@@ -144,13 +144,16 @@ class Problem:
     meta: dict = field(default_factory=dict)
     output_match: str = "tokens"
     float_tolerance: float | None = None
+    # Code the dataset's own harness runs before the program (HumanEval's and MBPP's prompt header: its imports and
+    # helper definitions). The program is judged after it, so a definition the program repeats replaces its own.
+    header: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
             raise ValueError("field 'id' must be a non-empty string")
         if self.kind not in KINDS:
             raise ValueError(f"field 'kind' must be one of {KINDS}, got {self.kind!r}")
-        for name in ("statement", "starter_code", "source"):
+        for name in ("statement", "starter_code", "source", "header"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"field {name!r} must be a string")
         self._validate_entry_point()

@@ -80,7 +80,8 @@ MARKER_SEEKER = SCANNER + textwrap.dedent('''
 ''')
 
 # What every forgery attempt is judged on: f(x) == x + 1, asked through every test style, including tests that
-# lean on helpers a program could rebind or shadow (abs, all, math.isclose through the program's `import math`).
+# lean on helpers a program could rebind or shadow (abs, all, math.isclose through the problem's header's `import
+# math`, which the program imports too).
 def _forgery_tests(f: str) -> list[TestCase]:
     """The same tests, with `f` the expression that names the function under test (`f` or `Solution().f`)."""
     return [

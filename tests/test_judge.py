@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from solidcoder.datasets.humaneval import docstring_asserts
+from solidcoder.datasets.humaneval import docstring_asserts, prompt_header
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import Limits
 from solidcoder.problem import Problem, TestCase, argument_lines_test
@@ -18,9 +18,11 @@ def read_jsonl(path) -> list[dict]:
 
 
 def humaneval_problem(row: dict) -> Problem:
+    """The official test as published, with the prompt's header before the program and the test (the official
+    harness runs prompt + completion + test)."""
     test = TestCase(kind="call", script=row["test"], style="check")
     return Problem(id=row["task_id"], kind="call", statement=row["prompt"], entry_point=row["entry_point"],
-                   hidden_tests=[test], time_limit_s=10.0)
+                   hidden_tests=[test], time_limit_s=10.0, header=prompt_header(row["prompt"], row["entry_point"]))
 
 
 def call_problem(tests: list[TestCase], entry_point: str = "add") -> Problem:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -69,8 +70,9 @@ def solo_pool():
 
 
 def call_problem(tests: list[TestCase], entry_point: str = "f", time_limit_s: float = 5.0) -> Problem:
+    """A call problem whose header imports `math`, as a dataset's prompt would: the tests lean on it."""
     return Problem(id="adversarial", kind="call", statement="", entry_point=entry_point, public_tests=tests,
-                   time_limit_s=time_limit_s)
+                   time_limit_s=time_limit_s, header="import math")
 
 
 def stdio_problem(tests: list[TestCase]) -> Problem:
@@ -570,9 +572,20 @@ def test_an_unimported_annotation_in_a_test_script_fails(judge, script, style):
     assert "NameError" in report.verdicts[0].detail
 
 
-def test_a_test_script_may_annotate_with_names_the_program_imported(judge):
-    honest = "from typing import List\n" + UNIMPORTED_ANNOTATION
+def test_a_test_script_may_annotate_with_names_the_problems_header_imports(judge):
     script = "xs: List[int] = [1, 2]\nassert f(xs) == 3\n"
-    assert not plain_python_fails(honest + script)
-    report = judge.judge(call_problem([TestCase(kind="call", script=script)]), honest)
+    assert not plain_python_fails("from typing import List\n" + UNIMPORTED_ANNOTATION + script)
+    problem = replace(call_problem([TestCase(kind="call", script=script)]), header="from typing import List")
+    report = judge.judge(problem, UNIMPORTED_ANNOTATION)  # the program uses List unimported, as prompt + completion
     assert report.passed, report.verdicts
+
+
+def test_a_name_the_program_binds_never_reaches_the_test_script(judge):
+    """A program's `math` whose every call succeeds would pass `assert math.isclose(f(4), 5)`: the test's `math` is
+    the header's, and a name only the program defines is not in the test's scope at all."""
+    forger = "class math:\n    isclose = staticmethod(lambda *a, **k: True)\n\ndef f(x):\n    return -1\n"
+    fails_everywhere(judge.judge(call_problem([TestCase(kind="call", script="assert math.isclose(f(4), 5)")]),
+                                 forger))
+    helper = "def helper():\n    return 3\n\ndef f(x):\n    return x + 1\n"
+    report = judge.judge(call_problem([TestCase(kind="call", script="assert f(2) == helper()")]), helper)
+    assert "NameError: name 'helper'" in report.verdicts[0].detail

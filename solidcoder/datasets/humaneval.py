@@ -5,7 +5,9 @@ Public tests are the docstring examples as `assert` lines (`sample_io` in the Co
 run against the candidate (TestCase style "check"). MBPP's trailing `test_check()` call is dropped so the
 harness calls `check` itself, through its type-checking wrapper. Helpers of the prompt that the test calls
 (HumanEval/32's `poly`, /38's `encode_cyclic`, /50's `encode_shift`) are copied into the test script from the
-prompt, so the judge uses the problem's own helper, never one the candidate redefined.
+prompt, so the judge uses the problem's own helper, never one the candidate redefined. The prompt's header (its
+imports and helpers) is the problem's `header`: the official harness runs `prompt + completion`, so a program is
+judged after it (docs/problem-schema.md).
 """
 
 from __future__ import annotations
@@ -45,6 +47,18 @@ def prompt_helpers(prompt: str, entry_point: str, script: str) -> str:
     return "\n".join(_source(prompt, node) for node in imports + defs)
 
 
+def prompt_header(prompt: str, entry_point: str) -> str:
+    """The prompt's header, as the official harness has it before the completion: every top-level import, and
+    every function and class other than the entry point ("" when the prompt does not parse)."""
+    try:
+        tree = ast.parse(prompt)
+    except SyntaxError:
+        return ""
+    kept = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+            or isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name != entry_point]
+    return "\n".join(_source(prompt, node) for node in kept)
+
+
 def _source(text: str, node: ast.stmt) -> str:
     start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
     return "\n".join(text.splitlines()[start - 1 : node.end_lineno])
@@ -56,6 +70,7 @@ def _problem(pid: str, row: dict, source: str) -> Problem:
         samples = docstring_asserts(row["prompt"])
     return Problem(
         id=pid, kind="call", statement=row["prompt"], entry_point=row["entry_point"], starter_code=row["prompt"],
+        header=prompt_header(row["prompt"], row["entry_point"]),
         public_tests=[TestCase(kind="call", script=line, style="assert") for line in samples],
         hidden_tests=[TestCase(kind="call", script=_check_script(row["test"], row["prompt"], row["entry_point"]),
                                style="check", name="check")],

@@ -82,9 +82,10 @@ class BlockTrace:
 
 
 def trace_blocks(pool: Executor, code: str, stdin: str = "", call: str | None = None,
-                 limits: Limits | None = None) -> BlockTrace:
-    """Run `code` once (feeding `stdin`, then evaluating `call` if given) and record its executed blocks."""
-    result = pool.run({"mode": "blocks", "code": code, "call": call}, stdin, limits)
+                 limits: Limits | None = None, header: str = "") -> BlockTrace:
+    """Run `code` once (after the problem's `header`, unrecorded; feeding `stdin`, then evaluating `call` if given)
+    and record its executed blocks."""
+    result = pool.run({"mode": "blocks", "code": code, "call": call, "header": header}, stdin, limits)
     record = next((r for r in reversed(result.records) if r.get("event") == "blocks"), None)
     if record is None:
         detail = result.detail or (result.stderr.strip().splitlines() or [""])[-1]

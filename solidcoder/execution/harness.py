@@ -107,6 +107,15 @@ def _new_namespace(name: str) -> dict[str, Any]:
     return {"__name__": name, "__builtins__": builtins, "__file__": "solution.py"}
 
 
+def run_header(job: dict, ns: dict) -> None:
+    """The problem's header (the dataset harness's code before the program: imports, helpers) in the program's
+    namespace, under the file name `prompt.py`; the program then runs in the same namespace, after it."""
+    header = job.get("header") or ""
+    if header:
+        linecache.cache["prompt.py"] = (len(header), None, header.splitlines(True), "prompt.py")
+        exec(compile_standalone(header, "prompt.py"), ns)
+
+
 def run_stdio(code: str) -> None:
     """Run the program as a script; exit with its status. The parent judges stdout."""
     linecache.cache["solution.py"] = (len(code), None, code.splitlines(True), "solution.py")  # traceback's lines
@@ -147,11 +156,14 @@ class ProgramServer:
         return getattr(self.objects[path[1]], path[2])
 
     def _call(self, fn, args: list, kwargs: dict) -> tuple:
+        """Call `fn`; the reply carries the value and every argument (by position or keyword) whose contents the
+        call changed, so that the test sees its own objects changed in place."""
         args = [self._unhandle(a) for a in args]
-        before = [wire.encode(a) if type(a) in (list, dict, set) else None for a in args]
-        value = fn(*args, **{k: self._unhandle(v) for k, v in kwargs.items()})
-        mutated = tuple((i, a) for i, (a, b) in enumerate(zip(args, before, strict=True))
-                        if b is not None and _encoded_or_none(a) != b)
+        kwargs = {k: self._unhandle(v) for k, v in kwargs.items()}
+        given = [*enumerate(args), *kwargs.items()]
+        before = [(key, a, _encoded_or_none(a)) for key, a in given if type(a) in _MUTABLE_HOLDERS]
+        value = fn(*args, **kwargs)
+        mutated = tuple((key, a) for key, a, b in before if b is not None and _encoded_or_none(a) != b)
         if isinstance(fn, type):
             self.objects[len(self.objects) + 1] = value
             return ("handle", len(self.objects), fn.__name__)
@@ -159,6 +171,9 @@ class ProgramServer:
 
     def _unhandle(self, value: Any) -> Any:
         return self.objects[value.id] if type(value) is wire.Handle else value
+
+
+_MUTABLE_HOLDERS = (list, dict, set, tuple)  # argument types whose contents a call can change (a tuple's lists)
 
 
 def _encoded_or_none(value: Any) -> bytes | None:
@@ -199,10 +214,12 @@ def _send(message: tuple) -> None:
     wire.write_frame(CANDIDATE_OUT, payload)
 
 
-def run_serve(code: str) -> None:
-    """Load the program, announce its names, then answer calls until the judge closes the pipe."""
-    ns = _new_namespace("solution")
+def run_serve(job: dict) -> None:
+    """Load the header and the program, announce the program's names, then answer calls until the judge closes the
+    pipe."""
+    ns, code = _new_namespace("solution"), job["code"]
     try:
+        run_header(job, ns)
         exec(compile_standalone(code, "solution.py"), ns)
         _send(("loaded", exported_names(ns)))
     except BaseException as exc:  # noqa: BLE001 - a program that fails to load fails every test
@@ -262,9 +279,11 @@ def run_trace(job: dict) -> None:
     call returned, and, when it raised, the exception with its frames and the variables as they were at the crash."""
     scopes: dict[str, dict[str, str]] = {}
     ns = _new_namespace("__main__" if job.get("call") is None else "solution")
-    exc, returned = _traced_run(job, ns, scopes)
+    header_names = set(ns)
+    exc, returned = _traced_run(job, ns, scopes, header_names)
     scopes.pop("<module>", None)
-    scopes["<module>"] = _snapshot({k: v for k, v in ns.items() if not callable(v) and type(v).__name__ != "module"})
+    scopes["<module>"] = _snapshot({k: v for k, v in ns.items() if not callable(v) and type(v).__name__ != "module"
+                                    and k not in header_names})
     record = {"event": "trace", "scopes": scopes, "returned": returned, **_exception_record(exc, job)}
     os.write(REPORT_FD, json.dumps(record, default=repr).encode() + b"\n")
     _flush_and_exit(0)
@@ -282,8 +301,14 @@ def _tracer(scopes: dict):
     return global_tracer
 
 
-def _traced_run(job: dict, ns: dict, scopes: dict) -> tuple[BaseException | None, dict | None]:
-    """Run under the tracer, filling `scopes`: (the exception that stopped the program, or None; the call's value)."""
+def _traced_run(job: dict, ns: dict, scopes: dict, header_names: set) -> tuple[BaseException | None, dict | None]:
+    """Run under the tracer, filling `scopes`: (the exception that stopped the program, or None; the call's value).
+    The header runs first, untraced; `header_names` gets the names it bound."""
+    try:
+        run_header(job, ns)
+    except BaseException as exc:  # noqa: BLE001 - a header that fails is reported as the program's failure
+        return exc, None
+    header_names.update(ns)
     sys.settrace(_tracer(scopes))
     try:
         exec(compile_standalone(job["code"], "solution.py"), ns)
@@ -335,8 +360,9 @@ def run_blocks(job: dict) -> None:
     blocks with the variables before and after each, and the exception that stopped the program, if any."""
     recorder = BlockRecorder(job["code"], skip_module=job.get("call") is not None)
     ns = _new_namespace("__main__" if job.get("call") is None else "solution")
-    sys.settrace(recorder.global_trace)
     try:
+        run_header(job, ns)
+        sys.settrace(recorder.global_trace)
         exec(compile_standalone(job["code"], "solution.py"), ns)
         if job.get("call") is not None:
             eval(compile_standalone(job["call"], "call.py", "eval"), ns)
@@ -359,7 +385,7 @@ def run_candidate(job: dict) -> None:
     if mode == "stdio":
         run_stdio(job["code"])
     elif mode == "serve":
-        run_serve(job["code"])
+        run_serve(job)
     elif mode == "trace":
         run_trace(job)
     elif mode == "blocks":

@@ -117,14 +117,14 @@ class Judge:
         limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
         if problem.kind == "stdio":
             return self._stdio_plan(code, tests, limits, stop, problem.output_match, problem.tolerance)
-        return self._calls_plan(code, problem.entry_point or "", tests, limits, stop)
+        return self._calls_plan(code, problem.entry_point or "", tests, limits, stop, problem.header)
 
     def judge_calls(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,
-                    stop_at_first_failure: bool = False) -> JudgeReport:
-        return self._drive(self._calls_plan(code, entry_point, tests, limits, stop_at_first_failure))
+                    stop_at_first_failure: bool = False, header: str = "") -> JudgeReport:
+        return self._drive(self._calls_plan(code, entry_point, tests, limits, stop_at_first_failure, header))
 
     def _calls_plan(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,
-                    stop_at_first_failure: bool) -> Plan:
+                    stop_at_first_failure: bool, header: str = "") -> Plan:
         """Call tests in one run; when the program's process is lost part-way, the rest in another."""
         report = JudgeReport(total=len(tests))
         start = 0
@@ -132,8 +132,8 @@ class Judge:
             batch = tests[start:]
             # One test's limit per test, one for loading the program, and slack: the judge enforces each of them.
             run_limits = Limits(wall_s=limits.wall_s * (len(batch) + 1) + 2.0, memory_mb=limits.memory_mb)
-            (result,) = yield [(self._calls_job(code, entry_point, batch, limits, stop_at_first_failure), "",
-                                run_limits)]
+            job = self._calls_job(code, entry_point, batch, limits, stop_at_first_failure) | {"header": header}
+            (result,) = yield [(job, "", run_limits)]
             verdicts, finished = _call_verdicts(result, start, batch)
             report.verdicts += verdicts
             if finished or stop_at_first_failure and any(not v.passed for v in verdicts):

@@ -23,7 +23,6 @@ import json
 import os
 import signal
 import socket
-import sys
 import time
 from typing import Any
 
@@ -35,8 +34,12 @@ from solidcoder.execution.integrity import Integrity
 REQUESTS, REPLIES, PIDFD, REPORT_FD = 4, 5, 6, 3
 CONTROL, JOB = 8, 9
 RUN_FDS = (JOB, REPORT_FD, REQUESTS, REPLIES, PIDFD)  # the order the zygote sends them in
+# The builtin exception classes a program's exception arrives as, so that a test's `except ValueError` works. Not
+# StopIteration and its kind: raised into a test's own loop (`all(map(candidate, cases))`) it would end the loop
+# early and pass the test; it arrives as a ProgramError, as PEP 479 turns it into a RuntimeError in a generator.
 _BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
-                   if isinstance(value, type) and issubclass(value, Exception)}
+                   if isinstance(value, type) and issubclass(value, Exception)
+                   and not issubclass(value, (StopIteration, StopAsyncIteration))}
 
 
 class TestTimeout(BaseException):
@@ -107,7 +110,7 @@ class Remote:
         if reply[0] == "handle" and not self._constructs:
             self._channel.kill(f"answered a call of {self._label} with an object of its own")
             raise CandidateLost(self._channel.lost)
-        return _incoming(self._channel, reply, args)
+        return _incoming(self._channel, reply, args, kwargs)
 
     def __repr__(self) -> str:
         return f"<program's {self._label}>"
@@ -130,7 +133,7 @@ class RemoteObject:
         reply = channel.ask(("getattr", handle, name))
         if reply[0] == "callable":
             return Remote(channel, ("attr", handle, name), f"{class_name}.{name}")
-        return _incoming(channel, reply, ())
+        return _incoming(channel, reply, (), {})
 
     def __repr__(self) -> str:
         return f"<program's {object.__getattribute__(self, '_sc')[2]} object>"
@@ -148,10 +151,10 @@ def _outgoing(value: Any) -> Any:
     return wire.Handle(object.__getattribute__(value, "_sc")[1]) if type(value) is RemoteObject else value
 
 
-def _incoming(channel: Channel, reply: tuple, args: tuple) -> Any:
+def _incoming(channel: Channel, reply: tuple, args: tuple, kwargs: dict) -> Any:
     kind = reply[0]
     if kind == "value" and len(reply) == 3:
-        _apply_mutations(args, reply[2])
+        _apply_mutations(args, kwargs, reply[2])
         return reply[1]
     if kind == "handle" and len(reply) == 3 and type(reply[1]) is int:
         return RemoteObject(channel, reply[1], str(reply[2]))
@@ -173,55 +176,71 @@ def _program_raised(name: str, message: str, where: str) -> Exception:
     return exc
 
 
-def _apply_mutations(args: tuple, changes: Any) -> None:
-    """The program changed a list, dict or set argument in place: change the test's own object the same way."""
+def _apply_mutations(args: tuple, kwargs: dict, changes: Any) -> None:
+    """The program changed arguments in place (a list, dict or set, or one inside a tuple): change the test's own
+    objects the same way. A change is (position or keyword, the argument's new value)."""
     if type(changes) is not tuple:
         return
     for change in changes:
-        if type(change) is tuple and len(change) == 2 and type(change[0]) is int and 0 <= change[0] < len(args):
-            _replace_contents(args[change[0]], change[1])
+        if type(change) is not tuple or len(change) != 2:
+            continue
+        key, value = change
+        if type(key) is int and 0 <= key < len(args):
+            _update(args[key], value, 0)
+        elif type(key) is str and key in kwargs:
+            _update(kwargs[key], value, 0)
 
 
-def _replace_contents(target: Any, value: Any) -> None:
-    if type(target) is not type(value):
+def _update(target: Any, value: Any, depth: int) -> None:
+    """Make `target` hold `value`, in place, keeping the identity of containers nested in it where the shapes
+    match (a test may hold an inner list too)."""
+    if type(target) is not type(value) or depth > wire.MAX_DEPTH:
         return
-    if type(target) is list:
-        target[:] = value
-    else:
+    if type(target) is tuple:
+        for inner, new in zip(target, value, strict=False):
+            _update(inner, new, depth + 1)
+    elif type(target) is list:
+        if len(target) != len(value):
+            target[:] = value
+            return
+        for i, new in enumerate(value):
+            _replace_item(target, i, new, depth)
+    elif type(target) is dict:
+        if target.keys() != value.keys():
+            target.clear()
+            target.update(value)
+            return
+        for key, new in value.items():
+            _replace_item(target, key, new, depth)
+    elif type(target) is set:
         target.clear()
         target.update(value)
 
 
-def _base_scope(channel: Channel, names: Any, entry_point: str) -> dict[str, Any]:
-    """The names a test script sees: proxies for the program's functions and classes, copies of its values, and
-    the real standard-library objects it imported. No program name hides a builtin, except the entry point."""
+def _replace_item(target: Any, key: Any, new: Any, depth: int) -> None:
+    if type(target[key]) is type(new) and type(new) in (list, dict, set, tuple):
+        _update(target[key], new, depth + 1)
+        if type(new) is not tuple or target[key] == new:
+            return
+    target[key] = new
+
+
+def _base_scope(channel: Channel, names: Any, job: dict) -> dict[str, Any]:
+    """The names a test script sees: the builtins, the problem's header (the dataset's own code, trusted as the test
+    is: its imports and helpers) and a proxy for the entry point. Nothing the program reports adds a name: a program
+    cannot bind `math` for the test, or hide a builtin. Only whether its entry point is a class comes from it."""
     scope: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    own = set(entry_point.split(".")[:1])
-    for name, entry in (names.items() if type(names) is dict else ()):
-        if type(name) is not str or name.startswith("__") or type(entry) is not tuple or not entry:
-            continue
-        if hasattr(builtins, name) and name not in own:
-            continue
-        if entry[0] in ("function", "class") or name in own:
-            scope[name] = Remote(channel, ("name", name), name, constructs=entry[0] == "class")
-        elif entry[0] == "value" and len(entry) == 2:
-            scope[name] = entry[1]
-        elif entry[0] == "module" and len(entry) == 2:
-            _import_into(scope, name, entry[1], "")
-        elif entry[0] == "import" and len(entry) == 3:
-            _import_into(scope, name, entry[1], entry[2])
+    header = job.get("header") or ""
+    if header:
+        with contextlib.suppress(Exception):  # a header that fails here fails the tests that need its names
+            exec(compile_standalone(header, "prompt.py"), scope)
+    entry_point = job["entry_point"]
+    name = entry_point.split(".")[0]
+    if name:
+        entry = names.get(name) if type(names) is dict else None
+        declared_class = "." in entry_point or type(entry) is tuple and entry[:1] == ("class",)
+        scope[name] = Remote(channel, ("name", name), name, constructs=declared_class)
     return scope
-
-
-def _import_into(scope: dict, name: str, module: Any, qualname: Any) -> None:
-    """Bind `name` to the standard library's own `module.qualname`; anything else is left out."""
-    if type(module) is not str or type(qualname) is not str or module.split(".")[0] not in sys.stdlib_module_names:
-        return
-    with contextlib.suppress(Exception):
-        value = __import__(module, fromlist=["_"])
-        for part in filter(None, qualname.split(".")):
-            value = getattr(value, part)
-        scope[name] = value
 
 
 def _short_repr(value: Any) -> str:
@@ -323,7 +342,7 @@ def judge_run(job: dict) -> None:
     channel = Channel()
     names = _loaded(channel, job)
     if names is not None:
-        base = _base_scope(channel, names, job["entry_point"])
+        base = _base_scope(channel, names, job)
         for index, test in enumerate(job["tests"]):
             verdict = _guarded(test, base, channel, job)
             _emit({"event": "test", "index": index, **verdict})

@@ -307,7 +307,7 @@ class _Request:
         self.mode, self.limits = job["mode"], limits
         data = stdin.encode() if isinstance(stdin, str) else stdin
         candidate = {"mode": "serve" if self.mode == "tests" else self.mode, "code": job["code"],
-                     "call": job.get("call")}
+                     "call": job.get("call"), "header": job.get("header", "")}
         self.files = {"program": _memfd(json.dumps(candidate).encode()), "stdin": _memfd(data),
                       "stdout": _memfd(b""), "stderr": _memfd(b""), "report": _memfd(b"")}
         if self.mode == "tests":

@@ -112,10 +112,10 @@ class TraceResult:
 
 
 def trace_program(pool: Executor, code: str, stdin: str = "", call: str | None = None,
-                  limits: Limits | None = None, filename: str = "solution.py") -> TraceResult:
-    """Run `code` once (feeding `stdin`, then evaluating `call` if given) and collect final variable values;
-    `filename` names the program in the error and its frames."""
-    result = pool.run({"mode": "trace", "code": code, "call": call}, stdin, limits)
+                  limits: Limits | None = None, filename: str = "solution.py", header: str = "") -> TraceResult:
+    """Run `code` once (after the problem's `header`, untraced; feeding `stdin`, then evaluating `call` if given)
+    and collect final variable values; `filename` names the program in the error and its frames."""
+    result = pool.run({"mode": "trace", "code": code, "call": call, "header": header}, stdin, limits)
     # The harness writes its record last, after the program has run: a line the program wrote first loses.
     record = next((r for r in reversed(result.records) if r.get("event") == "trace"), None)
     if record is None:

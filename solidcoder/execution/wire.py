@@ -1,7 +1,11 @@
 """The plain-data wire format between a candidate's process and the judge's: values, never code or objects.
 
-Only exact builtin types cross: None, bool, int, float, complex, str, bytes, list, tuple, dict, set and frozenset
-of those (no subclasses), nested at most MAX_DEPTH deep, at most MAX_MESSAGE bytes encoded. `Handle(n)` names an
+Only builtin values cross: None, bool, int, float, complex, str, bytes, list, tuple, dict, set and frozenset of
+those, a range, a dict's keys, values or items view, and an iterator's items, nested at most MAX_DEPTH deep, at most
+MAX_MESSAGE bytes encoded. A value of another type is sent as the builtin value it equals, as plain Python compares
+it (`plain`): a subclass of a builtin (Counter, defaultdict, OrderedDict, a namedtuple, an IntEnum) as its base
+type's value, a numpy scalar as its `item()`, a generator, `map` or other iterator as its items (at most
+MAX_ITEMS), which the judge gets back as a fresh iterator over them. `Handle(n)` names an
 object that stays in the candidate's process (an instance of one of its classes). The *decoder* defines what a
 value is: the candidate encodes with code it can tamper with, so the judge decodes every reply as hostile bytes
 and gets either a plain value or `WireError`, never anything else. Frames are a 4-byte length and the value.
@@ -10,24 +14,29 @@ A value is ASCII JSON, parsed by the interpreter's C parser, so lists of numbers
 Python call per item: null, true, false, strings, floats, ints of up to 63 bits and lists are themselves; every
 other value is a one-key object naming its type: {"t": [items]} tuple, {"S": [...]} set, {"z": [...]}
 frozenset, {"d": [k1, v1, k2, v2, ...]} dict, {"b": "hex"} bytes, {"c": [re, im]} complex, {"I": "hex"} a larger
-int, {"h": n} a handle.
+int, {"h": n} a handle, {"r": [start, stop, step]} a range, {"K": d}, {"V": d}, {"T": d} the keys, values and items
+of the dict d, {"g": [items]} an iterator.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import select
 import struct
 import time
+from collections.abc import Iterator
 from typing import Any
 
 MAX_DEPTH = 100
 MAX_MESSAGE = 64 << 20
+MAX_ITEMS = 1 << 20  # an iterator's items sent at most (a longer one, or an endless one, cannot be judged)
 _LEN = struct.Struct("<I")
 _SMALL = 1 << 63
 _SCALARS = frozenset({str, float, bool, type(None)})
 _TAGGED = {tuple: "t", set: "S", frozenset: "z"}
+_VIEWS = {type({}.keys()): "K", type({}.values()): "V", type({}.items()): "T"}
 _dumps = json.JSONEncoder(ensure_ascii=True, allow_nan=True, check_circular=False, separators=(",", ":")).encode
 _loads = json.JSONDecoder().decode
 
@@ -71,6 +80,8 @@ def _tree(value: Any, depth: int) -> Any:
     kind = type(value)
     if depth > MAX_DEPTH:
         raise WireError(f"nested deeper than {MAX_DEPTH} (or cyclic)")
+    if kind is _Items:
+        return {"g": [_tree(item, depth + 1) for item in value]}
     if kind in _SCALARS:
         return value
     if kind is int:
@@ -91,7 +102,50 @@ def _tree_other(value: Any, kind: type, depth: int) -> Any:
         return {"c": [value.real, value.imag]}
     if kind is Handle:
         return {"h": value.id}
-    raise WireError(f"a {kind.__name__} is not a plain builtin value")
+    if kind is range:
+        return {"r": [value.start, value.stop, value.step]}
+    if kind in _VIEWS:
+        return {_VIEWS[kind]: _tree(_owner(value), depth + 1)}
+    return _tree(plain(value), depth)
+
+
+def _owner(view: Any) -> dict:
+    """The dict a keys, values or items view shows (values get placeholder keys: only their order matters)."""
+    kind = _VIEWS[type(view)]
+    if kind == "K":
+        return dict.fromkeys(view)
+    return dict(enumerate(view)) if kind == "V" else dict(view)
+
+
+def plain(value: Any) -> Any:
+    """The builtin value that `value` equals as plain Python compares it; WireError when there is none."""
+    for base in (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset):
+        if isinstance(value, base):
+            return value if type(value) is base else _base_value(value, base)
+    if type(value).__module__ == "numpy" and getattr(value, "shape", None) == () and hasattr(value, "item"):
+        return value.item()  # a numpy scalar (np.int64, np.float64, np.bool_)
+    if isinstance(value, Iterator):
+        items = list(itertools.islice(value, MAX_ITEMS + 1))
+        if len(items) > MAX_ITEMS:
+            raise WireError(f"an iterator of more than {MAX_ITEMS} items")
+        return _Items(items)
+    raise WireError(f"a {type(value).__name__} is not a plain builtin value")
+
+
+_SCALAR_COPY = {int: int.__int__, float: float.__float__, complex: complex.__complex__, str: str.__str__,
+                bytes: bytes.__bytes__}
+
+
+def _base_value(value: Any, base: type) -> Any:
+    """A subclass instance as its base type's value, read through the base type's own slots."""
+    if base is dict:
+        return dict(dict.items(value))
+    return _SCALAR_COPY[base](value) if base in _SCALAR_COPY else base(value)
+
+
+class _Items(list):
+    """An iterator's items, as the encoder sends them."""
+
 
 
 def decode(data: bytes) -> Any:
@@ -137,6 +191,20 @@ def _tagged(tag: str, payload: Any, depth: int) -> Any:
         return complex(*payload)
     if tag == "h" and type(payload) is int and payload >= 0:
         return Handle(payload)
+    return _rebuilt(tag, payload, depth)
+
+
+def _rebuilt(tag: str, payload: Any, depth: int) -> Any:
+    """A range, a dict view or an iterator, rebuilt in the judge from plain parts."""
+    if tag == "r" and type(payload) is list and len(payload) == 3 and all(type(x) is int for x in payload) \
+            and payload[2] != 0:
+        return range(*payload)
+    if tag == "g" and type(payload) is list:
+        return iter([_value(item, depth + 1) for item in payload])
+    if tag in ("K", "V", "T") and type(payload) is dict:
+        owner = _value(payload, depth + 1)
+        if type(owner) is dict:
+            return owner.keys() if tag == "K" else owner.values() if tag == "V" else owner.items()
     raise WireError(f"a malformed {tag!r} value")
 
 

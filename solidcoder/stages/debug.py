@@ -24,7 +24,7 @@ def trace_failure(pool: Executor, problem: Problem, code: str, failure: Outcome)
         return None
     stdin = failure.stdin if problem.kind == "stdio" else ""
     limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
-    return trace_program(pool, code, stdin, failure.call, limits)
+    return trace_program(pool, code, stdin, failure.call, limits, header=problem.header)
 
 
 def format_trace(result: TraceResult) -> str:
@@ -45,7 +45,7 @@ def block_trace_failure(pool: Executor, problem: Problem, code: str, failure: Ou
         return ""
     stdin = failure.stdin if problem.kind == "stdio" else ""
     limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
-    trace = trace_blocks(pool, code, stdin, failure.call, limits)
+    trace = trace_blocks(pool, code, stdin, failure.call, limits, header=problem.header)
     listing = trace.prompt_text(code).strip("\n")
     error = f"the program raised: {trace.error}" if trace.error else ""
     text = "\n".join(part for part in (listing, error) if part)

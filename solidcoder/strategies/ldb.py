@@ -146,11 +146,11 @@ def trace_test(ctx: SolveContext, problem: Problem, code: str, test: TestCase) -
     """The block trace of `code` on the test's input: its stdin, or the test's (first) call of the entry point."""
     limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
     if test.kind != "call":
-        return trace_blocks(ctx.pool, code, test.stdin or "", None, limits)
+        return trace_blocks(ctx.pool, code, test.stdin or "", None, limits)  # stdio: no header
     call = test.call or first_call(test.script or "", problem)
     if call is None:
         return BlockTrace(error="no call of the entry point in the test")
-    return trace_blocks(ctx.pool, code, "", call, limits)
+    return trace_blocks(ctx.pool, code, "", call, limits, header=problem.header)
 
 
 def assertion_text(test: TestCase) -> str:

@@ -1,0 +1,170 @@
+"""A program that computes the right values passes, and nothing else does: a corpus of honest programs across value
+kinds, each judged by plain Python (the test run in the program's own process, after the problem's header, as the
+dataset's harness runs `prompt + completion + test`) and by the sandbox. The verdicts agree on every program; a
+wrong twin of each program fails both ways.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from solidcoder.execution.judge import Judge
+from solidcoder.problem import Problem, TestCase
+
+HEADER = "import math\nimport collections\nfrom typing import List, Dict, Tuple\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One honest program (`f` computes the right value of kind `kind`) and one test script for it."""
+
+    kind: str
+    body: str  # f's definition, may use the header's names unimported
+    script: str  # assert lines naming f
+
+
+def _kind_cases() -> list[Case]:
+    """Value kinds a program may return, each with the value it must equal."""
+    kinds = {
+        "int": ("return x + 1", "3"), "float": ("return x / 2", "1.0"), "str": ("return str(x) * 2", "'22'"),
+        "list": ("return [x] * 2", "[2, 2]"), "tuple": ("return (x, x)", "(2, 2)"), "dict": ("return {x: x}", "{2: 2}"),
+        "set": ("return {x}", "{2}"), "none": ("return None", "None"), "bool": ("return x > 1", "True"),
+        "counter": ("return collections.Counter('ab' * x)", "{'a': 2, 'b': 2}"),
+        "defaultdict": ("d = collections.defaultdict(int)\n    d[x] += 1\n    return d", "{2: 1}"),
+        "ordereddict": ("return collections.OrderedDict([(x, 1)])", "{2: 1}"),
+        "namedtuple": ("P = collections.namedtuple('P', 'a b')\n    return P(x, 1)", "(2, 1)"),
+        "intenum": ("import enum\n    class C(enum.IntEnum):\n        TWO = 2\n    return C.TWO", "2"),
+        "list_subclass": ("class L(list):\n        pass\n    return L([x])", "[2]"),
+        "nested_counter": ("return [collections.Counter([x])]", "[{2: 1}]"),
+        "big_int": ("return 10 ** 30 * x", "2 * 10 ** 30"), "complex": ("return complex(x, 1)", "2 + 1j"),
+        "bytes": ("return bytes([x])", "b'\\x02'"), "frozenset": ("return frozenset([x])", "frozenset({2})"),
+    }
+    cases = []
+    for kind, (body, expected) in kinds.items():
+        cases += [Case(kind, body, f"assert f(2) == {expected}"),
+                  Case(kind, body, f"assert {expected} == f(2)"),
+                  Case(kind, body, f"assert not (f(2) != {expected})"),
+                  Case(kind, body, f"r = f(2)\nassert r == {expected} and type(r) is not None")]
+    return cases
+
+
+def _iterable_cases() -> list[Case]:
+    """Iterators and views: consumed by the test as plain Python consumes them."""
+    found = {
+        "generator": ("return (i for i in range(x))", ["assert list(f(3)) == [0, 1, 2]", "assert sum(f(4)) == 6",
+                                                        "g = f(2)\nassert next(g) == 0 and next(g) == 1",
+                                                        "assert f(3) != [0, 1, 2]",
+                                                        "assert sorted(f(3)) == [0, 1, 2]"]),
+        "map": ("return map(str, range(x))", ["assert list(f(2)) == ['0', '1']", "assert ''.join(f(3)) == '012'",
+                                              "assert tuple(f(1)) == ('0',)"]),
+        "filter": ("return filter(None, range(x))", ["assert list(f(3)) == [1, 2]", "assert len(list(f(4))) == 3"]),
+        "zip": ("return zip(range(x), range(x))", ["assert list(f(2)) == [(0, 0), (1, 1)]",
+                                                  "assert dict(f(2)) == {0: 0, 1: 1}"]),
+        "range": ("return range(x)", ["assert f(3) == range(3)", "assert list(f(3)) == [0, 1, 2]",
+                                      "assert len(f(5)) == 5", "assert 2 in f(3)", "assert f(3) != [0, 1, 2]"]),
+        "keys": ("return {i: i for i in range(x)}.keys()", ["assert f(2) == {0, 1}", "assert sorted(f(2)) == [0, 1]",
+                                                             "assert 1 in f(2)", "assert len(f(3)) == 3",
+                                                             "assert f(2) != [0, 1]"]),
+        "values": ("return {i: i * 2 for i in range(x)}.values()", ["assert list(f(2)) == [0, 2]",
+                                                                     "assert sum(f(3)) == 6"]),
+        "items": ("return {i: 1 for i in range(x)}.items()", ["assert f(1) == {(0, 1)}",
+                                                              "assert dict(f(2)) == {0: 1, 1: 1}"]),
+        "reversed": ("return reversed([1, x])", ["assert list(f(2)) == [2, 1]"]),
+        "enumerate": ("return enumerate('ab' * x)", ["assert list(f(1)) == [(0, 'a'), (1, 'b')]"]),
+    }
+    return [Case(kind, body, script) for kind, (body, scripts) in found.items() for script in scripts]
+
+
+def _in_place_cases() -> list[Case]:
+    """A program that changes its arguments in place; the test checks its own objects after the call."""
+    return [
+        Case("in_place_positional", "x.append(1)", "a = []\nf(a)\nassert a == [1]"),
+        Case("in_place_keyword", "x.append(1)", "a = [0]\nf(x=a)\nassert a == [0, 1]"),
+        Case("in_place_nested", "x[0].append(1)", "inner = []\nt = (inner, 2)\nf(t)\nassert inner == [1]"),
+        Case("in_place_nested_list", "x[1].append(2)",
+             "inner = [1]\na = [0, inner]\nf(a)\nassert inner == [1, 2] and a[1] is inner"),
+        Case("in_place_dict", "x['k'] = 1", "d = {}\nf(d)\nassert d == {'k': 1}"),
+        Case("in_place_sort", "x.sort()", "a = [3, 1, 2]\nf(a)\nassert a == [1, 2, 3]"),
+        Case("in_place_set", "x.add(1)", "s = set()\nf(x=s)\nassert s == {1}"),
+    ]
+
+
+def _header_cases() -> list[Case]:
+    """Programs that lean on the header (as `prompt + completion` does): unimported names, the header's helper."""
+    return [
+        Case("header_typing", "ys: List[int] = [x]\n    return ys", "assert f(2) == [2]"),
+        Case("header_math", "return math.floor(x / 3)", "assert f(7) == 2"),
+        Case("header_helper", "return helper(x)", "assert f(2) == 4"),
+        Case("header_test_uses_math", "return x / 3", "assert math.isclose(f(1), 1 / 3)"),
+        Case("header_test_uses_helper", "return x * 2", "assert f(3) == helper(3) - 3"),
+    ]
+
+
+def _loop_cases() -> list[Case]:
+    """Tests that iterate over the program's answers."""
+    return [
+        Case("all_map", "return x > 0", "assert all(map(f, [1, 2, 3]))"),
+        Case("any_map", "return x == 2", "assert any(map(f, [1, 2, 3]))"),
+        Case("comprehension", "return -x", "assert [f(i) for i in range(3)] == [0, -1, -2]"),
+        Case("exception_expected", "raise ValueError('no')",
+             "try:\n    f(1)\nexcept ValueError:\n    pass\nelse:\n    assert False"),
+    ]
+
+
+CORPUS = _kind_cases() + _iterable_cases() + _in_place_cases() + _header_cases() + _loop_cases()
+HELPER = "def helper(x):\n    return x * x\n"
+
+
+def program(case: Case) -> str:
+    return f"def f(x):\n    {case.body}\n"
+
+
+def wrong(case: Case) -> str:
+    """A wrong twin: it computes nothing (None; 0 where None is the right value) and changes no argument."""
+    return f"def f(x):\n    return {0 if case.kind == 'none' else None}\n"
+
+
+def plain_python_passes(code: str, script: str) -> bool:
+    """The test in the program's own process, after the header, as `prompt + completion + test` runs."""
+    source = HEADER + HELPER + code + "\n" + script + "\n"
+    return subprocess.run([sys.executable, "-c", source], capture_output=True, timeout=30).returncode == 0
+
+
+def problem(script: str) -> Problem:
+    return Problem(id="corpus", kind="call", statement="", entry_point="f", header=HEADER + HELPER,
+                   public_tests=[TestCase(kind="call", script=script)], time_limit_s=5.0)
+
+
+def test_the_corpus_holds_at_least_100_honest_programs():
+    assert len(CORPUS) >= 100 and len({(c.kind, c.script) for c in CORPUS}) == len(CORPUS)
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=lambda c: f"{c.kind}:{c.script.splitlines()[-1][:40]}")
+def test_plain_python_and_the_sandbox_agree_on_an_honest_program(sandbox_pool, case):
+    code = program(case)
+    assert plain_python_passes(code, case.script), "the corpus program is wrong, not the judge"
+    report = Judge(sandbox_pool).judge(problem(case.script), code)
+    assert report.passed, [v.detail for v in report.verdicts]
+
+
+WRONG = [c for c in CORPUS[::3] + _loop_cases() if "!=" not in c.script]  # a `!=` test alone any other value passes
+
+
+@pytest.mark.parametrize("case", WRONG, ids=lambda c: f"{c.kind}:{c.script[:30]}")
+def test_a_wrong_program_fails_both_ways(sandbox_pool, case):
+    code = wrong(case)
+    assert not plain_python_passes(code, case.script)
+    report = Judge(sandbox_pool).judge(problem(case.script), code)
+    assert not report.passed and not report.infrastructure_error
+
+
+def test_stop_iteration_from_the_program_does_not_end_the_tests_own_loop(sandbox_pool):
+    """The official harness passes `assert all(map(candidate, cases))` for a program that raises StopIteration (it
+    ends the map early); a verdict must not: the exception arrives as the program's error."""
+    script = "assert all(map(f, [1, 2, 3]))"
+    report = Judge(sandbox_pool).judge(problem(script), "def f(x):\n    raise StopIteration\n")
+    assert not report.passed and "StopIteration" in report.verdicts[0].detail
