@@ -6,6 +6,7 @@ Kept out of cli.py so the CLI stays a thin layer of options, and so `solidcoder 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -85,8 +86,20 @@ def _print_report(problem_id: str, report: JudgeReport, rows: list[CheckedTest])
 
 
 def _shown(detail: str, limit: int = 2000) -> str:
-    """The detail as the table shows it: whole up to `limit` characters (--json always has all of it)."""
-    return detail if len(detail) <= limit else f"{detail[:limit]} [{len(detail) - limit} more characters]"
+    """The detail as the table shows it: whole up to `limit` characters (--json always has all of it), its control
+    characters made visible."""
+    return terminal_safe(detail if len(detail) <= limit else f"{detail[:limit]} [{len(detail) - limit} more "
+                         "characters]")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Program text fit for a terminal: every control character but newline and tab shown as its escape (`\x1b`),
+    so a program's escape sequences cannot move the cursor, recolour or retitle the user's terminal. Markup is the
+    caller's to avoid (print it as `rich.text.Text`)."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def run_trace(program: Path, stdin: Path | None = None, call: str | None = None, as_json: bool = False) -> bool:
@@ -129,10 +142,11 @@ def _print_trace(result: TraceResult) -> None:
     for scope, values in result.scopes.items():
         console.print(Text(scope, style="bold"))
         for name, value in values.items():
-            console.print(Text(f"  {name} = {value!r}"))
+            console.print(Text(terminal_safe(f"  {name} = {value!r}")))
     if result.returned is not None:
-        console.print(Text(f"returned: {result.returned.repr} ({result.returned.type})"))
-    console.print(Text("stdout:" + ("\n" + result.stdout.rstrip("\n") if result.stdout else " (nothing)")))
+        console.print(Text(terminal_safe(f"returned: {result.returned.repr} ({result.returned.type})")))
+    console.print(Text(terminal_safe("stdout:" + ("\n" + result.stdout.rstrip("\n") if result.stdout else
+                                                  " (nothing)"))))
     _print_error(console, result)
 
 
@@ -140,7 +154,8 @@ def _print_error(console: Console, result: TraceResult) -> None:
     if result.exception is not None:
         console.print(Text("Traceback (most recent call last):"))
         for frame in result.exception.frames:
-            console.print(Text(f"  {frame.file}:{frame.line} in {frame.function}: {frame.source}".rstrip(": ")))
-        console.print(Text.assemble(("the program raised ", "red"), result.exception.headline))
+            console.print(Text(terminal_safe(f"  {frame.file}:{frame.line} in {frame.function}: {frame.source}"
+                                             .rstrip(": "))))
+        console.print(Text.assemble(("the program raised ", "red"), terminal_safe(result.exception.headline)))
     elif result.error:
-        console.print(Text.assemble(("the program did not finish: ", "red"), result.error))
+        console.print(Text.assemble(("the program did not finish: ", "red"), terminal_safe(result.error)))

@@ -102,6 +102,16 @@ def test_check_prints_markup_in_a_failure_detail_verbatim(tmp_path):
     assert (done.returncode, "got '[/bold][red]'" in done.stdout) == (1, True), done.stdout + done.stderr
 
 
+def test_check_and_trace_show_a_programs_escape_sequences_instead_of_sending_them_to_the_terminal(tmp_path):
+    hostile = tmp_path / "hostile.py"
+    hostile.write_text("print('\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred')\n")
+    checked = solidcoder("check", str(hostile), "--problem", str(EXAMPLES / "sum_pairs.json"), columns=200)
+    traced = solidcoder("trace", str(hostile))
+    for done in (checked, traced):
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout, repr(done.stdout)
+        assert "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred" in done.stdout, done.stdout
+
+
 def test_check_bad_inputs_exit_2_with_one_line(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")

@@ -51,6 +51,7 @@ from adversarial_programs import (
 import solidcoder
 from solidcoder.execution.judge import Judge, JudgeReport
 from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
+from solidcoder.execution.trace import trace_program
 from solidcoder.problem import Problem, TestCase
 
 HONEST_F = "def f(x):\n    return x + 1\n"
@@ -589,3 +590,14 @@ def test_a_name_the_program_binds_never_reaches_the_test_script(judge):
     helper = "def helper():\n    return 3\n\ndef f(x):\n    return x + 1\n"
     report = judge.judge(call_problem([TestCase(kind="call", script="assert f(2) == helper()")]), helper)
     assert "NameError: name 'helper'" in report.verdicts[0].detail
+
+
+DEEP_REPORT = "import os\nos.write(3, b'[' * 200000 + b'\\n')\nprint('done')\n"
+
+
+def test_deeply_nested_brackets_on_the_report_descriptor_are_the_programs_failure_not_the_pools(sandbox_pool):
+    result = sandbox_pool.run_program(DEEP_REPORT, "")
+    assert result.stdout.strip() == "done" and result.records == []
+    traced = trace_program(sandbox_pool, DEEP_REPORT + "x = 1\n")
+    assert traced.ok and traced.scopes["<module>"]["x"] == 1  # the harness's own record still arrives
+    still_serves(sandbox_pool)

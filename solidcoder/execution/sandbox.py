@@ -190,7 +190,7 @@ class _Worker:
         try:
             data = self.sock.recv(1 << 20)
             return json.loads(data) if data else None
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
 
     def alive(self) -> bool:
@@ -373,12 +373,13 @@ def _read(fd: int, cap: int) -> tuple[bytes, int]:
 
 
 def _records(raw: bytes) -> list[dict]:
-    """The report's JSON lines; anything that is not a JSON object is dropped."""
+    """The report's JSON lines; anything that is not a JSON object is dropped (nesting too deep for the parser, as a
+    program writing to the report descriptor can send, included)."""
     records = []
     for line in raw.split(b"\n"):
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError, MemoryError):
             continue
         if type(record) is dict:
             records.append(record)
