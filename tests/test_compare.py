@@ -31,8 +31,13 @@ def test_paired_counts_wins_and_losses_on_the_common_problems_only():
     found = paired(first, second)
     assert (found.problems, found.wins, found.losses) == (4, 2, 1) and found.difference == pytest.approx(0.25)
     # differences 1, 0, -1, 1: sample sd 0.9574, half width 1.96 * 0.9574 / 2
-    assert found.high - found.difference == pytest.approx(1.959964 * 0.957427 / 2, rel=1e-4)
+    assert found.difference - found.low == pytest.approx(1.959964 * 0.957427 / 2, rel=1e-4)  # high: clamped at 1
     assert found.p_sign == pytest.approx(1.0) and found.line().startswith("+25.0 points [")
+
+
+def test_the_paired_interval_of_a_few_problems_stays_inside_a_hundred_points():
+    found = paired({"a": 1.0, "b": 1.0, "c": 1.0}, {"a": 0.0, "b": 0.0, "c": 1.0})  # +66.7, sd 0.577, n = 3
+    assert (found.low, found.high) == (pytest.approx(2 / 3 - 1.959964 * 0.57735 / 3 ** 0.5, rel=1e-4), 1.0)
 
 
 def test_report_compares_each_configuration_with_direct_on_the_problems_both_finished(tmp_path):

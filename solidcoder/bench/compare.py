@@ -5,9 +5,9 @@
   problems, where the normal approximation is not.
 * Two configurations on the same problems are compared problem by problem: won (only the first passes), lost (only
   the second), tied. The difference in pass@1 gets a paired 95 % interval (the normal approximation to the mean of
-  the per-problem differences) and an exact two-sided sign test on the problems that differ: the probability, were
-  wins and losses equally likely, of a split at least this uneven. With few differing problems the sign test is the
-  figure to read.
+  the per-problem differences, kept inside [-1, 1]) and an exact two-sided sign test on the problems that differ:
+  the probability, were wins and losses equally likely, of a split at least this uneven. With few differing
+  problems the sign test is the figure to read.
 """
 
 from __future__ import annotations
@@ -64,5 +64,5 @@ def paired(first: dict[str, float], second: dict[str, float]) -> Paired:
     spread = sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else 0.0
     half = Z95 * spread / sqrt(n) if n else 0.0
     wins, losses = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
-    return Paired(problems=n, wins=wins, losses=losses, difference=mean, low=mean - half, high=mean + half,
-                  p_sign=sign_test(wins, losses))
+    return Paired(problems=n, wins=wins, losses=losses, difference=mean, low=max(-1.0, mean - half),
+                  high=min(1.0, mean + half), p_sign=sign_test(wins, losses))
