@@ -129,6 +129,9 @@ class DistributedTask:
                     model.log.calls.append(event[1])
                     replies[event[1]["id"]] = event[1]
                     continue
+                if kind == "execution":  # logged now, as on one machine
+                    model.log.executions.append(event[1])
+                    continue
                 usage = dict(event[-1])
                 model.template_usage, model.usage = usage.pop("template_usage", {}), Usage(**usage)
                 if kind == "done":
@@ -155,15 +158,24 @@ def _rebuild(class_path: str, message: str) -> Exception:
 
 
 class _StreamingStore:
-    """The part of `ResultStore` a `RecordingModel` uses: logged replies in, paid replies out as events."""
+    """The part of `ResultStore` a `RecordingModel` uses: logged replies in, paid replies and executions out as
+    events."""
 
     def __init__(self, replies: dict[str, dict], events: queue.SimpleQueue) -> None:
         self.replies = replies
-        self.calls = self
-        self._events = events
+        self.calls = _Events("call", events)
+        self.executions = _Events("execution", events)
+
+
+@dataclass(frozen=True)
+class _Events:
+    """An appender whose rows become `(kind, row)` events for the driver."""
+
+    kind: str
+    events: queue.SimpleQueue
 
     def append(self, row: dict) -> None:
-        self._events.put(("call", row))
+        self.events.put((self.kind, row))
 
 
 @dataclass
@@ -222,7 +234,8 @@ def _usage(model: RecordingModel) -> dict[str, Any]:
 
 
 def run_unit(pool: Any, spec: UnitSpec, item: Any, key: str, replies: dict[str, dict]) -> Iterator[tuple]:
-    """Run one unit beside `pool` (in the node's sandbox actor); yields ("call", row) per paid model reply, then
+    """Run one unit beside `pool` (in the node's sandbox actor); yields ("call", row) per paid model reply and
+    ("execution", row) per program judged, then
     ("done", fields, usage), ("error", class path, message, usage) or ("crash", traceback, usage)."""
     context = _context(pool, spec)
     events: queue.SimpleQueue = queue.SimpleQueue()
@@ -241,7 +254,7 @@ def run_unit(pool: Any, spec: UnitSpec, item: Any, key: str, replies: dict[str, 
     future = asyncio.run_coroutine_threadsafe(work(), _event_loop())
     finished = False
     try:
-        while (event := events.get())[0] == "call":
+        while (event := events.get())[0] in ("call", "execution"):
             yield event
         finished = True
         yield event

@@ -3,6 +3,12 @@
 * `results.jsonl` - one scored row per (problem, sample) and configuration; never rewritten.
 * `errors.jsonl`  - infrastructure errors (model, sandbox); such keys are retried on resume and not scored.
 * `calls.jsonl`   - every model reply, keyed by its request; a resumed run replays them instead of paying again.
+* `executions.jsonl` - every program a unit judged (core/executions.py): the unit's key, its try (`attempt`: a unit
+  rerun after an error writes under a new one), and the tests, verdicts and first failure. Apart from results.jsonl
+  because it is written as the unit runs (a unit that fails part-way still shows what it ran, as calls.jsonl does)
+  and read only by `solidcoder show` and the report's problem pages, never to score or resume; apart from
+  calls.jsonl because that one is the replay cache, read whole into memory on every resume. Runs from before
+  issue 31 have none.
 
 Each row is one `os.write` of a whole line to an O_APPEND descriptor: once written it survives Ctrl-C and kill -9
 (it is in the kernel's page cache). `fsync` (against power loss) is separate so that the asyncio runner can do it in
@@ -17,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-RESULTS, ERRORS, CALLS = "results.jsonl", "errors.jsonl", "calls.jsonl"
+RESULTS, ERRORS, CALLS, EXECUTIONS = "results.jsonl", "errors.jsonl", "calls.jsonl", "executions.jsonl"
 
 
 def repair_tail(path: Path) -> int:
@@ -72,7 +78,7 @@ class AppendLog:
 
 
 class ResultStore:
-    """The three logs of a run directory and the set of keys already finished."""
+    """The four logs of a run directory and the set of keys already finished."""
 
     def __init__(self, run_dir: Path):
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -80,6 +86,7 @@ class ResultStore:
         self.results = AppendLog(run_dir / RESULTS, sync=False)  # the runner fsyncs them off the event loop
         self.errors = AppendLog(run_dir / ERRORS, sync=False)
         self.calls = AppendLog(run_dir / CALLS, sync=False)  # replies are a cache: losing the last costs one call
+        self.executions = AppendLog(run_dir / EXECUTIONS, sync=False)  # for readers; fsynced with the results
         self.finished = {row["key"] for row in read_rows(run_dir / RESULTS) if "key" in row}
         self.replies = {row["id"]: row for row in read_rows(run_dir / CALLS) if "id" in row}
 
@@ -97,7 +104,8 @@ class ResultStore:
         """Flush results and errors to the disk (blocking: call it from a thread in async code)."""
         self.results.fsync()
         self.errors.fsync()
+        self.executions.fsync()
 
     def close(self) -> None:
-        for log in (self.results, self.errors, self.calls):
+        for log in (self.results, self.errors, self.calls, self.executions):
             log.close()

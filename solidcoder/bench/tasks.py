@@ -35,20 +35,21 @@ class CodeTask:
     def __init__(self, problems: list[Problem], strategy: Strategy, prompts: PromptLibrary, pool: Executor,
                  temperature: float | None = None, max_tokens: int | None = None):
         self.items, self.strategy, self.prompts, self.pool = problems, strategy, prompts, pool
-        self.judge = Judge(pool)
         self.temperature, self.max_tokens = temperature, max_tokens
 
     async def run_one(self, problem: Problem, model: RecordingModel) -> dict[str, Any]:
         ctx = SolveContext(model=model, prompts=self.prompts, pool=self.pool, temperature=self.temperature,
-                           max_tokens=self.max_tokens)
+                           max_tokens=self.max_tokens, executions=model.executions)
         attempt = await self.strategy.solve(problem, ctx)
-        report = await self.judge.ajudge(problem, attempt.code, problem.hidden_tests)  # SandboxFailure: not scored
+        judge = model.executions.judge(self.pool, "hidden")  # records the scoring as every other execution
+        report = await judge.ajudge(problem, attempt.code, problem.hidden_tests)  # SandboxFailure: not scored
         failure = report.failures()[0].detail[:300] if report.failures() else ""
         return {"passed": report.passed, "tests_passed": report.pass_count, "tests_total": report.total,
                 "first_failure": failure, "code": attempt.code, "notes": attempt.notes(),
-                **await self.false_alarms(problem, attempt, report)}
+                **await self.false_alarms(problem, attempt, report, model.executions.judge(self.pool, "kept"))}
 
-    async def false_alarms(self, problem: Problem, attempt: Attempt, report: JudgeReport) -> dict[str, Any]:
+    async def false_alarms(self, problem: Problem, attempt: Attempt, report: JudgeReport,
+                           judge: Judge | None = None) -> dict[str, Any]:
         """Oracle precision: of the tests the strategy kept, how many reject this answer although the hidden tests
         accept it (a false alarm). Counted only on answers the hidden tests accept; absent without kept tests."""
         if not attempt.kept:
@@ -56,7 +57,7 @@ class CodeTask:
         if not report.passed:
             return {"kept_tests": len(attempt.kept)}
         tests = [SuiteTest(f"kept-{i}", test) for i, test in enumerate(attempt.kept)]
-        evaluation = await LiveExecutor(self.pool, problem).evaluate(attempt.code, tests)
+        evaluation = await LiveExecutor(self.pool, problem, judge).evaluate(attempt.code, tests)
         return {"kept_tests": len(attempt.kept), "false_alarms": len(evaluation.failures())}
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from solidcoder.core.executions import UnitExecutions
 from solidcoder.core.keys import without_later_defaults
 from solidcoder.core.trajectory import Trajectory, Usage
 from solidcoder.errors import BudgetExceeded, ModelError, ProblemBudgetExceeded
@@ -34,7 +35,9 @@ class Appender(Protocol):
 
 
 class ReplyLog(Protocol):
-    """Where paid replies are kept: `replies` by call id (read on resume), `calls.append` for each new one."""
+    """Where paid replies are kept: `replies` by call id (read on resume), `calls.append` for each new one. A log
+    may also have `executions` (an `Appender`): the unit's executions go there (the run directory's
+    executions.jsonl)."""
 
     replies: Mapping[str, dict]
     calls: Appender
@@ -82,9 +85,10 @@ class CallRecord:
         return next((m.template for m in self.messages if m.template), "") or "unknown"
 
     def replay_row(self) -> dict[str, Any]:
-        """The log's row; `choices` only when there are several, so one-choice rows keep their old shape."""
+        """The log's row; `choices` only when there are several, so one-choice rows keep their old shape. The
+        template (since issue 31) is for readers of the log (`solidcoder show`); replay reads the completion."""
         completion = {k: v for k, v in asdict(self.completion).items() if k != "choices" or v}
-        return {"id": self.id, "completion": completion}
+        return {"id": self.id, "template": self.template, "completion": completion}
 
 
 class RecordingModel:
@@ -110,6 +114,8 @@ class RecordingModel:
         self._position = 0
         self._cap_reason = ""
         self._lock = threading.Lock()
+        # the unit's executions, beside its calls: to the trajectory, and to the log's `executions` when it has one
+        self.executions = UnitExecutions(key, lambda: self._position, trajectory, getattr(log, "executions", None))
 
     def cap_after(self, calls: int, reason: str) -> None:
         """Allow at most `calls` more calls to this unit (a strategy's budget for one of its stages); past them a call

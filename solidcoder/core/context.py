@@ -2,9 +2,11 @@
 
 A strategy gets the problem (statement and public tests only: hidden tests never reach it) and this context: the
 recording model (`for_role` gives a role's model; `cap_after` budgets a stage), the prompt library, `check` to
-judge code on the public tests in the sandbox (through `Judge.ajudge`, the one async judging seam), the sandbox
-pool itself for strategies that run their own tests, and the run's sampling settings. The same context serves a
-bench run and `solve`; only the model's replay log and trajectory differ.
+judge code on the public tests in the sandbox (through `Judge.ajudge`, the one async judging seam), `judge` for a
+strategy that runs tests of its own, the sandbox pool itself, and the run's sampling settings. With the unit's
+`executions` recorder set (bench and `solve` set it), every judging through `check` or `judge` is recorded
+(core/executions.py). The same context serves a bench run and `solve`; only the model's replay log and trajectory
+differ.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from solidcoder.core.calls import UnitModel, sampling
+from solidcoder.core.executions import UnitExecutions
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, JudgeReport
 from solidcoder.problem import Problem
@@ -28,10 +31,16 @@ class SolveContext:
     temperature: float | None = None
     max_tokens: int | None = None
     top_p: float | None = None  # nucleus sampling; None: the model's default
+    executions: UnitExecutions | None = None  # the unit's execution recorder; None: nothing recorded
+
+    @property
+    def judge(self) -> Judge:
+        """The judge a strategy runs programs with: one that records every verdict when the unit has a recorder."""
+        return self.executions.judge(self.pool) if self.executions is not None else Judge(self.pool)
 
     async def check(self, problem: Problem, code: str) -> JudgeReport:
         """Judge `code` on the problem's public tests; `SandboxFailure` when the sandbox failed."""
-        return await Judge(self.pool).ajudge(problem, code, problem.public_tests)
+        return await self.judge.ajudge(problem, code, problem.public_tests)
 
 
 async def ask(ctx: SolveContext, template: str, *, schema: dict | None = None, **variables: str) -> str:

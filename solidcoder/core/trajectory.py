@@ -1,4 +1,5 @@
-"""The record of one `solve` run: every model call (from its `CallRecord`), then the outcome, in order.
+"""The record of one `solve` run: every model call (from its `CallRecord`) and every execution (from its
+`Execution`, core/executions.py), then the outcome, in order.
 
 A `Trajectory` is written to `<run_dir>/trajectory.json` after every call and at the end (temp file, then
 `os.replace`), so a run that dies part-way still leaves everything up to its last step on disk. Usage
@@ -22,6 +23,7 @@ from solidcoder.models.base import Completion
 
 if TYPE_CHECKING:
     from solidcoder.core.calls import CallRecord
+    from solidcoder.core.executions import Execution
 
 
 @dataclass
@@ -87,6 +89,11 @@ class Trajectory:
         self.save()
         if self.on_step is not None:
             self.on_step(step)
+
+    def execution(self, execution: Execution) -> None:
+        """One program judged: the tests it ran, each verdict and the first failure (a step of type "execution")."""
+        self.steps.append({"type": "execution", **execution.to_dict()})
+        self.save()
 
     def calls(self, template: str | None = None) -> list[dict[str, Any]]:
         """The call steps, or those that rendered `template` (e.g. "strategies/direct")."""

@@ -54,12 +54,14 @@ async def solve_problem(strategy: Strategy, problem: Problem, models, pool: Exec
     limits = limits or SolveLimits()
     model = RecordingModel(models, MemoryLog.empty(), problem.id, max_calls=limits.max_calls, trajectory=trajectory,
                            one_problem=True)
-    ctx = SolveContext(model=model, prompts=prompts, pool=pool, max_tokens=limits.max_tokens)
+    ctx = SolveContext(model=model, prompts=prompts, pool=pool, max_tokens=limits.max_tokens,
+                       executions=model.executions)
     try:
         if limits.prerank:
             strategy = await _seeded(strategy, problem, ctx, limits, trajectory)
         attempt = await strategy.solve(problem, ctx)
-        return _judged(attempt, problem, await ctx.check(problem, attempt.code), trajectory)
+        final = await model.executions.judge(pool, "final").ajudge(problem, attempt.code, problem.public_tests)
+        return _judged(attempt, problem, final, trajectory)
     except BudgetExceeded as exc:  # spent before the strategy had any code (while sampling for --prerank)
         return _stopped(trajectory, "unverified", f"budget ran out: {exc}")
     except (ModelError, InfrastructureError) as exc:  # a sandbox failure is one (SandboxFailure), as in a bench run
@@ -71,7 +73,7 @@ async def _seeded(strategy, problem: Problem, ctx: SolveContext, limits: SolveLi
     from solidcoder.verify.select import sample_then_rank
 
     sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, limits.prerank,
-                                     limits.prerank_temperature, limits.max_tokens)
+                                     limits.prerank_temperature, limits.max_tokens, judge=ctx.judge)
     ranking = sampled.ranking
     trajectory.header["prerank"] = {"samples": limits.prerank, "pruned": ranking.pruned,
                                     "survivors": len(ranking.ranked)}

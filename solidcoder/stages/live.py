@@ -124,8 +124,9 @@ def _origins(outcomes: list[Outcome]) -> str:
 class LiveExecutor:
     """Evaluates candidates on a problem's sandbox pool."""
 
-    def __init__(self, pool: Executor, problem: Problem):
-        self.pool, self.problem, self.judge = pool, problem, Judge(pool)
+    def __init__(self, pool: Executor, problem: Problem, judge: Judge | None = None):
+        """`judge`: the run's (`SolveContext.judge`, which records every verdict), else a plain one on `pool`."""
+        self.pool, self.problem, self.judge = pool, problem, judge or Judge(pool)
         self.limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
 
     async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:

@@ -131,7 +131,7 @@ class Loop:
 
     def __init__(self, problem: Problem, ctx: SolveContext, config: PaperSettings, seed: str | None = None) -> None:
         self.problem, self.ctx, self.config, self.seed = problem, ctx, config, seed
-        self.live = LiveExecutor(ctx.pool, problem)
+        self.live = LiveExecutor(ctx.pool, problem, ctx.judge)
         self.common = problem_variables(problem)
         self.public = [SuiteTest(f"public-{i}", t) for i, t in enumerate(problem.public_tests)]
         self.kept: list[SuiteTest] = []

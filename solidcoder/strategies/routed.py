@@ -218,7 +218,7 @@ class Routed:
 
         ctx = loop.ctx
         sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, self.config.samples,
-                                         self.config.temperature, ctx.max_tokens, read=loop.program)
+                                         self.config.temperature, ctx.max_tokens, read=loop.program, judge=ctx.judge)
         ranked = [candidate for candidate, _ in sampled.ranking.ranked]
         if self.config.selector == "agreement" and len(ranked) > 1:
             ranked = await _by_agreement(problem, loop, ranked)
@@ -230,7 +230,6 @@ async def _by_agreement(problem: Problem, loop: Loop, ranked: list) -> list:
     (`prompts/refinements/generated_tests.j2`); unreadable tests leave the majority's order."""
     import asyncio
 
-    from solidcoder.execution.judge import Judge
     from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
     from solidcoder.verify.rank import AgreementScorer
 
@@ -239,7 +238,7 @@ async def _by_agreement(problem: Problem, loop: Loop, ranked: list) -> list:
     tests = [test for test in map(lambda e: example_test(e, problem), examples) if test is not None]
     if not tests:
         return ranked
-    scores = await asyncio.to_thread(AgreementScorer(Judge(loop.ctx.pool), tests).scores, problem, ranked)
+    scores = await asyncio.to_thread(AgreementScorer(loop.ctx.judge, tests).scores, problem, ranked)
     return [c for _, c in sorted(zip(scores, ranked, strict=True), key=lambda pair: -pair[0])]
 
 

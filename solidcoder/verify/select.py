@@ -34,10 +34,10 @@ class Sampled:
 
 async def sample_then_rank(problem: Problem, models, pool: Executor, prompts: PromptLibrary, samples: int,
                            temperature: float = 0.8, max_tokens: int | None = None,
-                           read: Callable[[str], str] = extract_code) -> Sampled:
+                           read: Callable[[str], str] = extract_code, judge: Judge | None = None) -> Sampled:
     """Draw `samples` programs from the coder model (Direct prompt), as the choices of one request, and
     prune-then-rank them (in a worker thread: the verifiers run the sandbox). `read` takes the program out of a
-    reply."""
+    reply; `judge` runs them (the run's, which records every verdict; default a plain one on `pool`)."""
     model = as_roster(models).for_role("coder")
     messages = prompts.messages("strategies/direct", problem=problem.statement, language="Python 3",
                                 io_mode="call" if problem.kind == "call" else "stdin",
@@ -48,7 +48,7 @@ async def sample_then_rank(problem: Problem, models, pool: Executor, prompts: Pr
                                       n=samples - len(programs))
         programs.extend(read(text) for text in reply.texts[:samples - len(programs)])
         usage.add(reply)
-    judge = Judge(pool)
+    judge = judge or Judge(pool)
     verifiers = [make_verifier(f, judge) for f in FILTERS]
     ranking = await asyncio.to_thread(prune_then_rank, problem, programs, verifiers, MajorityScorer(judge))
     return Sampled(ranking, usage)
