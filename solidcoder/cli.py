@@ -334,7 +334,7 @@ def solve(
                          {"shift_left": no_shift_left, "simulation": no_sim, "oracle": no_oracle, "live": no_live,
                           "defensive": no_defensive})
     opts = SolveOptions(strategy=strategy, loop=loop, prerank=prerank, max_tokens=max_tokens, run_dir=run_dir, out=out,
-                        prompts_dir=prompts, workers=workers)
+                        prompts_dir=prompts, workers=workers, hidden=tuple(p for p in (problem, tests) if p))
     choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, threads=threads,
                          max_calls=max_calls, max_total_tokens=max_total_tokens, max_cost_usd=max_cost)
     code = run_solve(load_input(problem, stdio, function, tests), opts, choice)

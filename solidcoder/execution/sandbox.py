@@ -61,6 +61,7 @@ from solidcoder.errors import SandboxFailure
 from solidcoder.execution import harness
 from solidcoder.execution.cgroup import create_memory_cgroup, remove_cgroup
 from solidcoder.execution.isolation import Layer
+from solidcoder.execution.rootfs import hidden_paths
 
 log = logging.getLogger("solidcoder.sandbox")
 
@@ -124,13 +125,14 @@ class SandboxConfig:
     uid_base: int = 64000
     start_timeout_s: float = 30.0
     judge_runs: int = 1000  # runs one judge process serves before a fresh one (1: a fresh judge for every run)
+    hidden_paths: tuple[str, ...] = ()  # files and folders no run may see, besides `rootfs.hidden_paths()`'s own
 
 
 class _Worker:
     """One zygote process and the Unix socket it is driven over."""
 
-    def __init__(self, index: int, config: SandboxConfig) -> None:
-        self.index, self.config = index, config
+    def __init__(self, index: int, config: SandboxConfig, hidden: list[str]) -> None:
+        self.index, self.config, self.hidden = index, config, hidden
         self.layers: list[Layer] = []
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
@@ -147,6 +149,7 @@ class _Worker:
             "judge_uid": self.config.uid_base + JUDGE_UID_OFFSET + self.index if root else 0,
             "nproc_base": 0 if root else _count_own_processes() + 64,
             "judge_runs": self.config.judge_runs,
+            "hidden": self.hidden,
             **self._cgroup_config(),
         }
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
@@ -231,7 +234,8 @@ class SandboxPool:
         self.config = config or SandboxConfig()
         self.limits = limits or Limits()
         count = self.config.workers or os.cpu_count() or 1
-        self._workers = [_Worker(i, self.config) for i in range(count)]
+        self.hidden = hidden_paths(self.config.hidden_paths)
+        self._workers = [_Worker(i, self.config, self.hidden) for i in range(count)]
         for worker in self._workers:
             worker.start()
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()

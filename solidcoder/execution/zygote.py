@@ -69,7 +69,7 @@ class Zygote:
             importlib.import_module(name)
         self._open_cgroup()
         if self.config["isolate"]:
-            self.layers += isolation.isolate_zygote(sys.path)
+            self.layers += isolation.isolate_zygote(sys.path, self.config.get("hidden", []))
             mounts = (lambda: rootfs.mount_run_filesystems(self.config["tmp_mb"], [])) if self.filesystem_on() else None
             self.layers.append(isolation.probe_run_namespaces(mounts))
             self.namespaces = self.layers[-1].on

@@ -57,6 +57,7 @@ class SolveOptions:
     out: Path | None = None
     prompts_dir: Path | None = None
     workers: int = 2
+    hidden: tuple[Path, ...] = ()  # files no sandboxed run may see (the problem file and its tests)
 
 
 def load_input(path: Path, stdio: bool = False, function: str | None = None, tests: Path | None = None) -> Problem:
@@ -121,7 +122,8 @@ def run_solve(problem: Problem, opts: SolveOptions, choice: ModelChoice) -> int:
     trajectory = _trajectory(problem, opts, strategy, console)
     limits = SolveLimits(max_tokens=opts.max_tokens, max_calls=choice.max_calls, prerank=opts.prerank)
     try:
-        with SandboxPool(SandboxConfig(workers=opts.workers)) as pool:
+        config = SandboxConfig(workers=opts.workers, hidden_paths=tuple(map(str, opts.hidden)))
+        with SandboxPool(config) as pool:
             outcome = asyncio.run(solve_problem(strategy, problem, models, pool, prompts, trajectory, limits))
     except KeyboardInterrupt:
         return _interrupted(console, trajectory)
