@@ -420,6 +420,23 @@ def report(
     run_report(run_dirs, html, typer.echo, same_problems)
 
 
+@app.command(cls=_Command)
+def show(
+    path: Annotated[Path, typer.Argument(help="A bench run directory or a solve run directory.", metavar="PATH")],
+    problem: Annotated[str | None, typer.Option("--problem", metavar="ID", help="One problem of the run, by its id: "
+                                                "its stages, calls and executions as a tree.")] = None,
+    full: Annotated[bool, typer.Option("--full", help="Prompts, replies and programs whole, not shortened.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the same content as JSON.")] = False,
+) -> None:
+    """List a run's problems (pass/fail, where each ended, calls, tokens, seconds), or show one problem as a tree.
+
+    Example: solidcoder show runs/he --problem HumanEval/0
+    """
+    from solidcoder.show.command import run_show
+
+    run_show(path, problem, full, as_json)
+
+
 train_app = typer.Typer(cls=_Commands, no_args_is_help=True,
                         help="Train local models with execution feedback (extra `train`).\n\n"
                         "Example: solidcoder train coderl+ --model Qwen/Qwen2.5-Coder-0.5B-Instruct --data "

@@ -228,11 +228,13 @@ def _print_summary(run_dir: Path, spec: RunSpec, totals: RunTotals, echo: Echo) 
 def run_report(run_dirs: list[Path], html_path: Path | None, echo: Echo = print, same_problems: bool = False) -> None:
     from solidcoder.bench.html import write_html
     from solidcoder.bench.report import load_summaries, print_tables
+    from solidcoder.show.html import problems_html
+    from solidcoder.show.load import load_run
 
     summaries = load_summaries(run_dirs, same_problems)
     if not summaries:
         raise BadInput("no results in the given run directories")
     print_tables(summaries)
     target = html_path or run_dirs[0] / "report.html"
-    write_html(summaries, target, run_dirs)
+    write_html(summaries, target, run_dirs, problems_html([load_run(run_dir) for run_dir in run_dirs]))
     echo(f"wrote {target}")

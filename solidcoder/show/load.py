@@ -1,0 +1,222 @@
+"""Reading a run directory into views: a bench run's logs, or a `solve` run's trajectory.json.
+
+A bench unit's calls are the calls.jsonl rows under its key (ordered by their place in the unit; the template is
+there since issue 31), its executions the executions.jsonl rows of its last try. Calls and executions go back in
+order by `after_call`; a routed run's are split into its tiers by the calls each tier made (`notes.tiers`), and the
+scoring (bench's hidden tests, `solve`'s final check) is a stage of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from solidcoder.bench.store import CALLS, ERRORS, EXECUTIONS, RESULTS, read_rows
+from solidcoder.core.executions import Execution
+from solidcoder.errors import BadInput
+from solidcoder.show.views import Call, KeptTest, Line, ProblemView, Run, Scored, Stage
+
+TRAJECTORY, RUNS = "trajectory.json", "runs.jsonl"
+SCORING = {"hidden": "scoring on the hidden tests", "kept": "scoring on the hidden tests",
+           "final": "final check on the public tests"}
+
+
+def load_run(path: Path) -> Run:
+    """The run in `path` (a bench run directory or a `solve` run directory); BadInput when it is neither."""
+    if (path / TRAJECTORY).is_file():
+        return Run(str(path), "solve", [_solve_view(_json(path / TRAJECTORY))])
+    if (path / RESULTS).is_file() or (path / ERRORS).is_file():
+        return Run(str(path), "bench", _bench_views(path))
+    raise BadInput(f"{path}: not a run directory (no {TRAJECTORY}, {RESULTS} or {ERRORS})")
+
+
+def find(run: Run, problem: str) -> list[ProblemView]:
+    """The views of `problem` (one per configuration); BadInput naming a few known ids when there is none."""
+    found = [view for view in run.problems if view.line.problem == problem]
+    if not found:
+        known = list(dict.fromkeys(view.line.problem for view in run.problems))
+        raise BadInput(f"no problem {problem!r} in {run.path} (it has {len(known)}: {', '.join(known[:5])}"
+                       f"{', ...' if len(known) > 5 else ''})")
+    return found
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadInput(f"{path}: cannot read it: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path}: not a trajectory (a JSON object)")
+    return data
+
+
+# --- solve ---------------------------------------------------------------------------------------------------
+
+
+def _solve_view(data: dict[str, Any]) -> ProblemView:
+    outcome, usage = data.get("outcome") or {}, data.get("usage") or {}
+    notes, steps = outcome.get("notes") or {}, data.get("steps") or []
+    calls = [_trajectory_call(i, step) for i, step in enumerate((s for s in steps if s.get("type") == "call"), 1)]
+    executions = [Execution.from_dict(s) for s in steps if s.get("type") == "execution"]
+    verdict = outcome.get("verified") if outcome.get("status") in ("verified", "unverified") else None
+    line = Line(problem=(data.get("problem") or {}).get("id", "?"), config=data.get("strategy", "?"),
+                passed=verdict, ended=_ended(notes, outcome.get("status", "")), calls=usage.get("calls", len(calls)),
+                tokens=usage.get("tokens", 0), seconds=data.get("elapsed_s", 0.0))
+    return _view(line, _staged(calls, executions, notes, line.config), notes, outcome.get("code", ""),
+                 outcome.get("reason", "") or _why(notes))
+
+
+def _trajectory_call(position: int, step: dict[str, Any]) -> Call:
+    prompt = "\n\n".join(f"[{m.get('role')}]\n{m.get('content', '')}" for m in step.get("messages", []))
+    return Call(position=position, template=step.get("template", "?"), prompt_tokens=step.get("prompt_tokens", 0),
+                completion_tokens=step.get("completion_tokens", 0), seconds=step.get("latency_s", 0.0),
+                prompt=prompt, reply=step.get("reply", ""), error=step.get("error", ""),
+                replayed=bool(step.get("replayed")))
+
+
+# --- bench ---------------------------------------------------------------------------------------------------
+
+
+def _bench_views(path: Path) -> list[ProblemView]:
+    results = read_rows(path / RESULTS)
+    finished = {row.get("key") for row in results}
+    rows = results + [row for row in _last_error(read_rows(path / ERRORS)) if row.get("key") not in finished]
+    names = _config_names(rows, _labels(path))
+    calls, executions = _calls_by_key(path), _executions_by_key(path)
+    views = [_bench_view(row, names, calls.get(row.get("key"), []), executions.get(row.get("key"), []))
+             for row in rows]
+    configs = list(dict.fromkeys(view.line.config for view in views))
+    return sorted(views, key=lambda view: (configs.index(view.line.config), natural(view.line.problem)))
+
+
+def natural(problem: str) -> tuple:
+    """A problem id's sort key with its numbers as numbers (HumanEval/2 before HumanEval/10)."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", problem))
+
+
+def _bench_view(row: dict[str, Any], names: dict[str, str], calls: list[Call],
+                executions: list[Execution]) -> ProblemView:
+    notes = row.get("notes") or {}
+    sample = f" (sample {row['sample']})" if row.get("sample") else ""
+    failed = f"error: {row.get('error', '')}"[:200] if "error" in row else ""
+    line = Line(problem=row.get("id", "?") + sample, config=names.get(row.get("config_hash", ""), "?"),
+                passed=bool(row["passed"]) if "passed" in row else None, ended=failed or _ended(notes, ""),
+                calls=row.get("calls", 0), tokens=row.get("prompt_tokens", 0) + row.get("completion_tokens", 0),
+                seconds=row.get("wall_s", 0.0))
+    scored = Scored(row["tests_passed"], row["tests_total"], row.get("first_failure", "")) \
+        if "tests_total" in row else None
+    view = _view(line, _staged(calls, executions, notes, row.get("strategy", "")), notes, row.get("code", ""),
+                 failed or _why(notes))
+    return replace(view, scored=scored)
+
+
+def _last_error(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The latest error row of each key (a unit retried and failed again is one unit)."""
+    return list({row.get("key"): row for row in rows}.values())
+
+
+def _labels(path: Path) -> dict[str, str]:
+    return {row["config_hash"]: row["label"] for row in read_rows(path / RUNS) if row.get("label")}
+
+
+def _config_names(rows: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, str]:
+    """config hash -> its name: the run's label or the strategy, with the hash where two would share a name."""
+    hashes = list(dict.fromkeys(row.get("config_hash", "") for row in rows))
+    strategy = {row.get("config_hash", ""): row.get("strategy", "?") for row in rows}
+    names = {h: labels.get(h) or strategy[h] for h in hashes}
+    shared = Counter(names.values())
+    return {h: f"{name} @{h[:6]}" if shared[name] > 1 else name for h, name in names.items()}
+
+
+def _calls_by_key(path: Path) -> dict[str, list[Call]]:
+    found: dict[str, list[Call]] = defaultdict(list)
+    for row in read_rows(path / CALLS):
+        key, _, rest = str(row.get("id", "")).partition("#")
+        position = rest.split("#", 1)[0]
+        if position.isdigit():
+            found[key].append(_logged_call(int(position), row))
+    return {key: sorted(calls, key=lambda call: call.position) for key, calls in found.items()}
+
+
+def _logged_call(position: int, row: dict[str, Any]) -> Call:
+    completion = row.get("completion") or {}
+    return Call(position=position, template=row.get("template", ""),
+                prompt_tokens=completion.get("prompt_tokens", 0),
+                completion_tokens=completion.get("completion_tokens", 0), seconds=completion.get("latency_s", 0.0),
+                reply=completion.get("text", ""))
+
+
+def _executions_by_key(path: Path) -> dict[str, list[Execution]]:
+    """Each unit's executions of its last try (the try that wrote its result)."""
+    tries: dict[str, dict[str, list[dict]]] = defaultdict(dict)
+    for row in read_rows(path / EXECUTIONS):
+        tries[row.get("key", "")].setdefault(row.get("attempt", ""), []).append(row)
+    return {key: [Execution.from_dict(r) for r in sorted(list(by_try.values())[-1], key=lambda r: r.get("n", 0))]
+            for key, by_try in tries.items()}
+
+
+# --- both ----------------------------------------------------------------------------------------------------
+
+
+def _view(line: Line, stages: list[Stage], notes: dict[str, Any], program: str, why: str) -> ProblemView:
+    return ProblemView(line=line, stages=stages, program=program, why=why, strategy_stages=notes.get("stages", []),
+                       kept=[KeptTest.from_dict(t) for t in notes.get("kept", []) if isinstance(t, dict)],
+                       rejected=list(notes.get("judge_rejections", [])),
+                       oracle_rounds=list(notes.get("oracle_rounds", [])),
+                       executions_recorded=any(isinstance(s, Execution) for st in stages for s in st.steps))
+
+
+def _ended(notes: dict[str, Any], status: str) -> str:
+    """Where the run ended: routing's tier, else the last stage the strategy ran, else the run's status."""
+    if isinstance(notes.get("tier"), int):
+        return f"tier {notes['tier']}"
+    return (notes.get("stages") or [status or "-"])[-1]
+
+
+def _why(notes: dict[str, Any]) -> str:
+    """Why this program is the answer, from what the strategy recorded."""
+    where = f"tier {notes['tier']}" if isinstance(notes.get("tier"), int) else "the strategy"
+    if notes.get("verified"):
+        return f"{where} accepted it: at least one test ran and it passed every test it ran"
+    if notes.get("stopped"):
+        return f"not verified: the run stopped ({notes['stopped']}); the answer is the best program seen"
+    if "verified" in notes:
+        return "not verified: no stage accepted a program; the answer is the best program seen"
+    return "the strategy runs no tests of its own: its program is the answer"
+
+
+def _staged(calls: list[Call], executions: list[Execution], notes: dict[str, Any], name: str) -> list[Stage]:
+    """Calls and the strategy's executions in the order they happened, by tier for a routed run; the scoring last."""
+    scoring = [e for e in executions if e.purpose in SCORING]
+    steps = sorted([*calls, *(e for e in executions if e.purpose not in SCORING)], key=_order)
+    tiers = [t for t in notes.get("tiers", []) if isinstance(t, dict)]
+    stages = _tiered(steps, tiers) if tiers else [Stage(name or "run", steps)]
+    return stages + ([Stage(SCORING[scoring[0].purpose], scoring)] if scoring else [])
+
+
+def _order(step: Call | Execution) -> tuple[int, int]:
+    """Call n, then the executions made after it (`sorted` keeps their order), then call n + 1."""
+    return (step.position, 0) if isinstance(step, Call) else (step.after_call, 1)
+
+
+def _tiered(steps: list[Call | Execution], tiers: list[dict[str, Any]]) -> list[Stage]:
+    """Each step to the tier whose calls it follows: tiers run in order, each making `calls` calls."""
+    bounds, total = [], 0
+    for tier in tiers:
+        total += tier.get("calls", 0)
+        bounds.append(total)
+    grouped: list[list[Call | Execution]] = [[] for _ in tiers]
+    for step in steps:
+        index = _order(step)[0]
+        grouped[next((i for i, bound in enumerate(bounds) if index <= bound), len(tiers) - 1)].append(step)
+    return [Stage(f"tier {t.get('tier', i)}", group, _cost(t)) for i, (t, group) in enumerate(zip(tiers, grouped,
+                                                                                                 strict=True))]
+
+
+def _cost(tier: dict[str, Any]) -> str:
+    calls = tier.get("calls", 0)
+    return f"{calls} call{'' if calls == 1 else 's'}, {tier.get('tokens', 0)} tokens, {tier.get('s', 0)} s"
