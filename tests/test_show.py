@@ -1,0 +1,115 @@
+"""`solidcoder show`: a committed bench run (recorded before executions were), a fresh bench run and a fresh `solve`
+run (both against the scripted server, both recording every execution), in the terminal and as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from show_support import COMMITTED, REPO, fresh_bench_run
+from stage_router import StageRouter
+from test_solve_strategy import add_problem, solve
+
+ESCAPED_PROGRAM = "```python\ndef add(a, b):\n    s = '\x1b]0;pwned\x07 [bold red]markup[/]'\n    return a + b\n```"
+
+
+def show(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "160"}
+    return subprocess.run([sys.executable, "-m", "solidcoder", "show", *map(str, args)], capture_output=True,
+                          text=True, timeout=120, cwd=REPO, env=env)
+
+
+def shown(*args: str) -> list[dict]:
+    done = show(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory) -> Path:
+    return fresh_bench_run(tmp_path_factory.mktemp("show") / "run")
+
+
+def test_the_committed_routed_run_lists_all_40_problems_under_both_configurations():
+    lines = shown(COMMITTED)
+    assert len({line["problem"] for line in lines}) == 40 and len(lines) == 80
+    assert {line["config"] for line in lines} == {"solidcoder-routed", "solidcoder-routed:oracle=shared"}
+    assert all(line["ended"].startswith("tier ") and line["calls"] > 0 and line["tokens"] > 0 for line in lines)
+    table = show(COMMITTED)
+    assert table.returncode == 0 and "40 problems, 80 runs" in table.stdout and "HumanEval/39" in table.stdout
+
+
+def test_an_old_run_shows_its_tiers_calls_and_hidden_verdict_and_says_executions_were_not_recorded():
+    view = shown(COMMITTED, "--problem", "HumanEval/0")[0]
+    assert [stage["name"] for stage in view["stages"]] == ["tier 0"]
+    calls = view["stages"][0]["steps"]
+    assert [c["type"] for c in calls] == ["call", "call"] and all(c["completion_tokens"] > 0 for c in calls)
+    assert view["scored"] == {"passed": 1, "total": 1, "first_failure": ""} and not view["executions_recorded"]
+    assert view["strategy_stages"] == ["red_team", "execute"] and "has_close_elements" in view["program"]
+    tree = show(COMMITTED, "--problem", "HumanEval/0").stdout
+    assert "tier 0" in tree and "scored: 1 of 1 hidden tests pass" in tree and "none recorded" in tree
+
+
+def test_replies_are_shortened_unless_full():
+    short = shown(COMMITTED, "--problem", "HumanEval/0")[0]["stages"][0]["steps"][0]["reply"]
+    whole = shown(COMMITTED, "--problem", "HumanEval/0", "--full")[0]["stages"][0]["steps"][0]["reply"]
+    assert "--full shows them" in short and "--full" not in whole and whole.rstrip().endswith("```")
+    assert len(whole) > len(short) - len("--full shows them")
+
+
+def test_a_bad_path_or_an_unknown_problem_is_one_line_on_stderr_and_exit_2(tmp_path):
+    for args in ([tmp_path / "missing"], [tmp_path], [COMMITTED, "--problem", "HumanEval/999"]):
+        done = show(*args)
+        assert done.returncode == 2 and done.stdout == "", args
+        assert done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_a_fresh_bench_run_records_its_executions_and_show_puts_them_in_their_tiers(bench_run):
+    assert (bench_run / "executions.jsonl").stat().st_size > 0
+    view = shown(bench_run, "--problem", "HumanEval/0")[0]
+    names = [stage["name"] for stage in view["stages"]]
+    assert names[:2] == ["tier 0", "tier 1"] and names[-1] == "scoring on the hidden tests"
+    assert view["line"]["passed"] is False
+    tier0 = view["stages"][0]["steps"]
+    assert [s["type"] for s in tier0] == ["call", "execution"] and tier0[0]["template"] == "strategies/direct"
+    execution = tier0[1]
+    assert execution["purpose"] == "strategy" and execution["passed"] == 0 and execution["total"] == 2
+    assert {t["kind"] for t in execution["tests"]} == {"public"} and "return None" in execution["program"]
+    failure = execution["first_failure"]
+    assert failure["status"] == "fail" and "has_close_elements([1.0, 2.0, 3.0], 0.5)" in failure["input"]
+    [hidden] = view["stages"][-1]["steps"]
+    assert hidden["purpose"] == "hidden" and hidden["tests"][0]["kind"] == "hidden" and hidden["first_failure"]
+
+
+def test_a_passing_problem_of_a_fresh_run_shows_its_tests_passing_in_the_terminal(bench_run):
+    tree = show(bench_run, "--problem", "HumanEval/1").stdout
+    assert "PASS" in tree and "execution (strategy): 1 of 1 tests pass" in tree
+    assert "execution (hidden): 1 of 1 tests pass" in tree and "tier 0 accepted it" in tree
+
+
+def test_show_works_the_same_on_a_solve_run_directory(scripted_server, tmp_path):
+    StageRouter(scripted_server).queue("strategies/direct", ESCAPED_PROGRAM)
+    run = tmp_path / "run"
+    done = solve(scripted_server, add_problem(tmp_path), "--run-dir", str(run))
+    assert done.returncode == 0, done.stderr
+    [line] = shown(run)
+    assert line["passed"] and line["ended"] == "tier 0" and line["calls"] == 1 and line["config"] == "solidcoder-routed"
+    view = shown(run, "--problem", line["problem"])[0]
+    assert [stage["name"] for stage in view["stages"]] == ["tier 0", "final check on the public tests"]
+    call, execution = view["stages"][0]["steps"]
+    assert "[user]" in call["prompt"] and execution["purpose"] == "strategy" and execution["passed"] >= 1
+    assert view["stages"][1]["steps"][0]["purpose"] == "final"
+
+
+def test_program_text_is_escaped_in_the_terminal_never_sent_raw_or_read_as_markup(scripted_server, tmp_path):
+    StageRouter(scripted_server).queue("strategies/direct", ESCAPED_PROGRAM)
+    run = tmp_path / "run"
+    assert solve(scripted_server, add_problem(tmp_path), "--run-dir", str(run)).returncode == 0
+    problem = shown(run)[0]["problem"]
+    tree = show(run, "--problem", problem).stdout
+    assert "\x1b" not in tree and "\x07" not in tree
+    assert "\\x1b]0;pwned\\x07 [bold red]markup[/]" in tree
