@@ -263,6 +263,9 @@ def rank(
     prune: Annotated[list[str] | None, typer.Option("--prune", help="Filters: syntax, lint, tests:N (public), "
                                                     "suite:N (the whole suite's first N).")] = None,
     orm: Annotated[str, typer.Option("--orm", help="Trained ORM directory, or none.")] = "none",
+    generated_tests: Annotated[Path | None, typer.Option(
+        "--generated-tests", metavar="FILE", help="JSONL of {problem_id, tests}: tests written from the problem "
+        "alone; adds CodeT's agreement selector.")] = None,
     k: Annotated[int, typer.Option("--k", help="Best-of-k.")] = 64,
     executor: ExecutorOption = "local",
     preset: Annotated[str, typer.Option("--preset", help="default (cumulative filters, behaviour majority) or paper "
@@ -278,7 +281,7 @@ def rank(
 
     settings = rank_preset(preset, prune)
     problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
-    typer.echo(run_rank(candidates, problems, settings, orm, k, executor))
+    typer.echo(run_rank(candidates, problems, settings, orm, k, executor, generated_tests))
 
 
 # solve's own options, named here so that its signature stays one line an option.

@@ -109,6 +109,42 @@ def test_rank_command_end_to_end(tmp_path, humaneval_file):
     assert lines[3].split(" | ")[1] == "75%"
 
 
+def test_rank_with_generated_tests_adds_codets_agreement_beside_the_majority(tmp_path, humaneval_file):
+    import json
+    import subprocess
+    import sys
+
+    row = json.loads(humaneval_file.read_text().splitlines()[0])  # HumanEval/0, has_close_elements
+    good, wrong = row["prompt"] + row["canonical_solution"], row["prompt"] + "    return None\n"
+    candidates, generated = tmp_path / "candidates.jsonl", tmp_path / "generated.jsonl"
+    candidates.write_text("".join(json.dumps({"problem_id": row["task_id"], "code": code}) + "\n"
+                                  for code in (wrong, wrong + "\n", good)))  # the wrong behaviour has two votes
+    tests = [{"call": "has_close_elements([1.0, 2.5], 1.0)", "expected": False},
+             {"call": "has_close_elements([1.0, 1.2], 0.5)", "expected": True}]
+    generated.write_text(json.dumps({"problem_id": row["task_id"], "tests": tests}) + "\n")
+    done = subprocess.run([sys.executable, "-m", "solidcoder", "rank", str(candidates), "--data-file",
+                           str(humaneval_file), "--k", "3", "--prune", "syntax", "--generated-tests", str(generated)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("filters | kept | majority Best-of-3 | agreement Best-of-3")
+    assert lines[2].split(" | ")[2:4] == ["0.0", "100.0"]  # majority picks the two wrong samples, agreement the good
+
+
+def test_rank_names_the_line_of_a_generated_tests_file_that_is_not_tests(tmp_path, humaneval_file):
+    import subprocess
+    import sys
+
+    candidates, generated = tmp_path / "candidates.jsonl", tmp_path / "generated.jsonl"
+    candidates.write_text('{"problem_id": "HumanEval/0", "code": "x = 1"}\n')
+    generated.write_text('{"problem_id": "HumanEval/0", "tests": [{"call": "f(1)"}]}\n')
+    done = subprocess.run([sys.executable, "-m", "solidcoder", "rank", str(candidates), "--data-file",
+                           str(humaneval_file), "--generated-tests", str(generated)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and done.stderr.startswith(f"error: {generated}:1: expected"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_the_suite_filter_runs_the_first_n_tests_of_the_whole_suite(problem, sandbox_pool):
     off_by_negative = "def add(a, b):\n    return a + b if a >= 0 else 1\n"  # passes every public test
     public, suite = TestsVerifier(Judge(sandbox_pool), 4), make_verifier("suite:4", Judge(sandbox_pool))

@@ -97,6 +97,19 @@ class AgreementScorer:
 
 
 @dataclass
+class GeneratedTestsScorer:
+    """`AgreementScorer` across problems: each problem's candidates are ranked on that problem's generated tests
+    (`rank --generated-tests`); a problem without any is ranked by behaviour majority alone."""
+
+    judge: Judge
+    tests: dict[str, list[TestCase]]
+    name: str = "agreement"
+
+    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        return AgreementScorer(self.judge, self.tests.get(problem.id, [])).scores(problem, candidates)
+
+
+@dataclass
 class TestsPassedScorer:
     """The ORM paper's baseline: ranks by how many of the first N suite tests a program passes; the duplicate
     count breaks ties."""

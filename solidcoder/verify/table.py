@@ -19,7 +19,7 @@ from pathlib import Path
 
 from solidcoder.errors import BadInput
 from solidcoder.execution.judge import Judge
-from solidcoder.problem import Problem
+from solidcoder.problem import Problem, TestCase
 from solidcoder.requirements import check_installed
 from solidcoder.verify.metrics import Scored, best_of_k, programs_per_second
 from solidcoder.verify.rank import Scorer, dedupe, normalize, prune_then_rank
@@ -150,18 +150,47 @@ def format_table(rows: list[TableRow], k: int) -> str:
     return "\n".join(lines)
 
 
+def read_generated_tests(path: Path) -> dict[str, list[TestCase]]:
+    """Tests per problem from JSONL rows {problem_id, tests: [test case, ...]} (`docs/problem-schema.md`'s tests),
+    written from the problem alone, never the hidden tests; BadInput names the line that is not one."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BadInput(f"cannot read generated tests file {path}: {exc.strerror or exc}") from None
+    tests: dict[str, list[TestCase]] = {}
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            problem_id, cases = _generated_row(line, f"{path}:{number}")
+            tests.setdefault(problem_id, []).extend(cases)
+    return tests
+
+
+def _generated_row(line: str, where: str) -> tuple[str, list[TestCase]]:
+    try:
+        row = json.loads(line)
+        tests = [TestCase.from_dict(t, "call" if "call" in t else "stdio") for t in row["tests"]]
+        return str(row["problem_id"]), tests
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise BadInput(f"{where}: expected a JSON object with problem_id and a list of tests ({exc})") from None
+
+
 def run_rank(candidates: Path, problems: list[Problem], settings: RankSettings, orm: str, k: int,
-             executor: str = "local") -> str:
+             executor: str = "local", generated_tests: Path | None = None) -> str:
     """Load everything, build the filters and rankers, and return the formatted table. `executor` is where the
-    verifiers run programs (`--executor local|ray[:ADDRESS]`); PPS then includes its overhead."""
+    verifiers run programs (`--executor local|ray[:ADDRESS]`); PPS then includes its overhead. `generated_tests`
+    adds CodeT's agreement selector on those tests."""
     from solidcoder.execution.executor import make_executor
+    from solidcoder.verify.rank import GeneratedTestsScorer
     from solidcoder.verify.weak import make_verifier
 
     samples = read_candidates(candidates)
+    tests = read_generated_tests(generated_tests) if generated_tests is not None else None
     with make_executor(executor) as pool:
         judge = Judge(pool)
         chain = [make_verifier(spec, judge) for spec in settings.prune]
         rankers: list[Scorer] = [baseline_ranker(settings, judge)]
+        if tests is not None:
+            rankers.append(GeneratedTestsScorer(judge, tests))
         if orm != "none":
             from solidcoder.verify.orm import OrmScorer
 
