@@ -180,7 +180,7 @@ def test_forged_pass_by_always_equal_object_in_a_call_test(judge):
 def test_forged_pass_by_always_equal_object_in_an_assert_script(judge):
     tests = [TestCase(kind="call", script="assert add(1, 2) == 3")]
     report = judge.judge(call_problem(tests), ALWAYS_EQUAL + "def add(a, b):\n    return Anything()")
-    assert not report.passed and "plain builtin value" in report.verdicts[0].detail
+    assert not report.passed and report.verdicts[0].status == "fail"  # equality decided in the judge, not by Anything
 
 
 def test_forged_pass_by_int_subclass(judge):

@@ -25,6 +25,8 @@ class Case:
     kind: str
     body: str  # f's definition, may use the header's names unimported
     script: str  # assert lines naming f
+    code: str = ""  # the whole program instead of `def f(x): body` (f may be a class)
+    wrong_code: str = ""  # its wrong twin, when `code` is given
 
 
 def _kind_cases() -> list[Case]:
@@ -115,17 +117,149 @@ def _loop_cases() -> list[Case]:
     ]
 
 
-CORPUS = _kind_cases() + _iterable_cases() + _in_place_cases() + _header_cases() + _loop_cases()
+LIST_NODE = """
+class ListNode:
+    def __init__(self, val=0, next=None):
+        self.val = val
+        self.next = next
+
+    def to_list(self):
+        return [self.val] + (self.next.to_list() if self.next else [])
+
+    def same(self, other):
+        return self.to_list() == other.to_list()
+
+
+def build(xs):
+    head = None
+    for v in reversed(xs):
+        head = ListNode(v, head)
+    return head
+
+
+def reverseList(head):
+    prev = None
+    while head:
+        head.next, prev, head = prev, head, head.next
+    return prev
+"""
+
+
+def _list_node_cases() -> list[Case]:
+    """A LeetCode linked list returned by `reverseList`: the test reads `node.val` and `node.next`, calls methods,
+    compares identity, sets an attribute and passes a node back to the program."""
+    code = LIST_NODE + "\ndef f(x):\n    return reverseList(build(x))\n"
+    wrong_code = LIST_NODE + "\ndef f(x):\n    return build(x)\n"  # forgot to reverse
+    scripts = [
+        "n = f([1, 2, 3])\nassert n.val == 3 and n.next.val == 2 and n.next.next.next is None",
+        "n = f([1, 2])\nout = []\nwhile n:\n    out.append(n.val)\n    n = n.next\nassert out == [2, 1]",
+        "assert f([1, 2, 3]).to_list() == [3, 2, 1]",
+        "n = f([1, 2])\nm = n.next\nassert n.next is m and m.val == 1",
+        "n = f([2, 1])\nn.val = 9\nassert n.val == 9 and n.next.val == 2",
+        "assert f([7, 8]).same(f([7, 8])) and f([1, 2]).next.val == 1",
+        "nodes = [f([1, 2]), f([3, 4])]\nassert [n.val for n in nodes] == [2, 4]",
+        "assert getattr(f([4, 5]), 'val') == 5 and hasattr(f([4, 5]), 'next')",
+        "assert not hasattr(f([1, 2]), 'missing') and f([1, 2]).val == 2",
+    ]
+    pairs = "\ndef f(x):\n    h = reverseList(build(x))\n    return [h, h.next]\n"
+    return [Case("list_node", "", s, code, wrong_code) for s in scripts] + [
+        Case("list_node_in_a_list", "", "a, b = f([1, 2])\nassert (a.val, b.val) == (2, 1) and a.next is b",
+             LIST_NODE + pairs, wrong_code.replace("return build(x)", "h = build(x)\n    return [h, h.next]")),
+        Case("list_node_empty", "", "assert f([]) is None and f([1]).next is None", code,
+             LIST_NODE + "\ndef f(x):\n    return ListNode(0)\n")]
+
+
+BAG = """
+class Bag:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def add(self, x):
+        self.items.append(x)
+        return self
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __str__(self):
+        return f"Bag({self.items})"
+
+    __repr__ = __str__
+
+    def __contains__(self, x):
+        return x in self.items
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __hash__(self):
+        return hash(tuple(self.items))
+
+    def __eq__(self, other):
+        return isinstance(other, Bag) and self.items == other.items
+
+    def __lt__(self, other):
+        return self.items < other.items
+
+    def __bool__(self):
+        return bool(self.items)
+
+
+f = Bag
+"""
+
+
+def _class_cases() -> list[Case]:
+    """A class-based problem: the test builds `obj = f(...)` and uses the protocols on it."""
+    wrong_code = BAG.replace("self.items = list(items)", "self.items = list(items)[1:]")
+    scripts = [
+        "assert len(f([1, 2])) == 2", "assert list(f([1, 2])) == [1, 2]",
+        "it = iter(f([3]))\nassert next(it) == 3\ntry:\n    next(it)\nexcept StopIteration:\n    pass\n"
+        "else:\n    assert False",
+        "assert str(f([1])) == 'Bag([1])'", "assert repr(f(['a'])) == \"Bag(['a'])\"",
+        "assert bool(f([1])) and not f([])", "assert 2 in f([1, 2]) and 1 in f([1])",
+        "assert f([4, 5])[1] == 5 and f([4, 5])[-1] == 5", "assert f([1, 2, 3])[0:2] == [1, 2]",
+        "assert hash(f([1, 2])) == hash((1, 2))", "assert f([1, 2]) == f([1, 2]) and f([1]) != f([2])",
+        "b = f([1])\nassert b.add(2) is b and len(b) == 2", "assert sorted(f([3, 1, 2])) == [1, 2, 3]",
+        "assert sum(f([1, 2, 3])) == 6", "assert f'{f([1])}' == 'Bag([1])'", "assert max(f([5, 1, 2])) == 5",
+        "b = f([1, 2])\nassert len({b, b, f([1, 2])}) == 1 and b.items == [1, 2]",
+        "assert sorted([f([2, 1]), f([1, 5])])[0].items == [1, 5]",
+        "assert [x * 2 for x in f([1, 2])] == [2, 4]", "assert dict(enumerate(f([7]))) == {0: 7}",
+    ]
+    return [Case("class", "", s, BAG, wrong_code) for s in scripts]
+
+
+def _thread_cases() -> list[Case]:
+    """Test scripts that call the program from a thread."""
+    pool = "from concurrent.futures import ThreadPoolExecutor\n"
+    return [
+        Case("thread_pool", "return x + 1", pool + "with ThreadPoolExecutor(2) as ex:\n"
+             "    assert ex.submit(f, 2).result(timeout=5) == 3"),
+        Case("thread_pool_map", "return x + 1", pool + "with ThreadPoolExecutor(4) as ex:\n"
+             "    assert list(ex.map(f, range(30))) == list(range(1, 31))"),
+        Case("thread_pool_left_open", "return x + 1",
+             pool + "assert ThreadPoolExecutor(1).submit(f, 1).result(timeout=5) == 2"),
+        Case("thread", "return x * 2", "import threading\nout = []\n"
+             "t = threading.Thread(target=lambda: out.append(f(4)))\nt.start()\nt.join(5)\nassert out == [8]"),
+    ]
+
+
+CORPUS = (_kind_cases() + _iterable_cases() + _in_place_cases() + _header_cases() + _loop_cases()
+          + _list_node_cases() + _class_cases() + _thread_cases())
 HELPER = "def helper(x):\n    return x * x\n"
 
 
 def program(case: Case) -> str:
-    return f"def f(x):\n    {case.body}\n"
+    return case.code or f"def f(x):\n    {case.body}\n"
 
 
 def wrong(case: Case) -> str:
-    """A wrong twin: it computes nothing (None; 0 where None is the right value) and changes no argument."""
-    return f"def f(x):\n    return {0 if case.kind == 'none' else None}\n"
+    """A wrong twin: it computes nothing (None; 0 where None is the right value) and changes no argument; for a
+    whole program, the twin it names."""
+    return case.wrong_code or f"def f(x):\n    return {0 if case.kind == 'none' else None}\n"
 
 
 def plain_python_passes(code: str, script: str) -> bool:
@@ -152,6 +286,7 @@ def test_plain_python_and_the_sandbox_agree_on_an_honest_program(sandbox_pool, c
 
 
 WRONG = [c for c in CORPUS[::3] + _loop_cases() if "!=" not in c.script]  # a `!=` test alone any other value passes
+WRONG += [c for c in _list_node_cases() + _class_cases() + _thread_cases() if c not in WRONG]
 
 
 @pytest.mark.parametrize("case", WRONG, ids=lambda c: f"{c.kind}:{c.script[:30]}")

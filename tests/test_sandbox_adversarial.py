@@ -147,10 +147,14 @@ def test_an_honest_program_passes_the_truth_tests(judge):
     assert judge.judge(call_problem(TRUTH_TESTS, "is_even"), "def is_even(n):\n    return n % 2 == 0\n").passed
 
 
-def test_an_object_of_the_programs_class_has_no_truth_value_in_a_test(judge):
+def test_an_object_of_the_programs_class_has_the_truth_value_its_class_gives_it(judge):
+    """As in plain Python: truthy by default, `__bool__` decides when the class has one (issue 30)."""
     code = "class Box:\n    def __init__(self, v):\n        self.v = v\n    def get(self):\n        return self.v\n"
-    tests = [TestCase(kind="call", script="assert Box(0)"), TestCase(kind="call", script="assert Box(3).get() == 3")]
-    assert [v.status for v in judge.judge(call_problem(tests, "Box"), code).verdicts] == ["error", "pass"]
+    tests = [TestCase(kind="call", script="assert Box(0)"), TestCase(kind="call", script="assert Box(3).get() == 3"),
+             TestCase(kind="call", script="assert not Box(0)")]
+    assert [v.status for v in judge.judge(call_problem(tests, "Box"), code).verdicts] == ["pass", "pass", "fail"]
+    falsy = code + "    def __bool__(self):\n        return bool(self.v)\n"
+    assert [v.status for v in judge.judge(call_problem(tests, "Box"), falsy).verdicts] == ["fail", "pass", "pass"]
 
 
 def test_a_leetcode_solution_method_passes(judge):

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 SETUP_FAILED_EXIT = 121
 # The judge process outlives runs, so no run's CPU limit applies to it; the wall-clock deadline bounds each run.
-JUDGE_LIMITS = {"cpu_s": 1 << 30, "memory_mb": 4096, "max_processes": 1, "max_file_mb": 64, "max_open_files": 64}
+# Its processes: itself and the threads a test script starts (a ThreadPoolExecutor calling the program).
+JUDGE_LIMITS = {"cpu_s": 1 << 30, "memory_mb": 4096, "max_processes": 16, "max_file_mb": 64, "max_open_files": 64}
 
 
 class JudgeServer:

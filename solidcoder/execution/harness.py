@@ -2,7 +2,8 @@
 
 Four modes. `stdio` runs the program as `__main__`; the parent compares its stdout. `serve` loads the program
 and answers calls from the judge process (`referee.py`) over two pipes, one value per call, in the plain-data
-wire format (`wire.py`); objects of the program's classes stay here behind numbered handles. `trace` runs the
+wire format (`wire.py`); a value with no plain form (an object of the program's classes) stays here behind a
+numbered handle, and the judge's proxy asks for its attributes, methods and protocols (`PROTOCOLS`). `trace` runs the
 program under `sys.settrace` and writes the variables' final values on the report pipe, with what a call returned
 or the exception that stopped the program, its frames and the variables as they were then (debugging feedback, not
 a verdict). `blocks` records the executed basic blocks and the variables after each (`basic_blocks.py`, for LDB).
@@ -18,9 +19,11 @@ import builtins
 import io
 import json
 import linecache
+import operator
 import os
 import sys
 import traceback
+import types
 from typing import Any
 
 from solidcoder.execution import wire
@@ -136,10 +139,17 @@ def run_stdio(code: str) -> None:
 
 
 class ProgramServer:
-    """The program's namespace and the objects handed out as handles; one request, one reply."""
+    """The program's namespace and the objects handed out as handles; one request, one reply.
+
+    A value with no plain form (an instance of the program's class, a function, an iterator asked for by `iter`)
+    stays here and is sent as a Handle, anywhere inside a reply (`keep`); the judge reaches it through a proxy that
+    reads attributes, calls methods and asks for the protocols in `PROTOCOLS`, each answered by the program's own
+    code here. Handles come back inside arguments and are replaced by their objects (`_unhandle`).
+    """
 
     def __init__(self, ns: dict, code: str = "") -> None:
         self.ns, self.objects, self.sources = ns, {}, {"solution.py": code}
+        self.numbers: dict[int, int] = {}  # id() of a kept object -> its handle number (kept objects stay alive)
 
     def reply_to(self, request: Any) -> tuple:
         op = request[0]
@@ -147,30 +157,64 @@ class ProgramServer:
             return self._call(self._target(request[1]), request[2], request[3])
         if op == "getattr":
             value = getattr(self.objects[request[1]], request[2])
-            return ("callable",) if callable(value) else ("value", value, ())
+            return ("callable",) if type(value) in _ROUTINES else ("value", value, ())
+        if op == "setattr":
+            setattr(self.objects[request[1]], request[2], self._unhandle(request[3]))
+            return ("value", None, ())
+        if op == "op" and request[2] in PROTOCOLS:
+            return self._protocol(self.objects[request[1]], request[2], request[3])
         raise ValueError(f"unknown request {op!r}")
+
+    def _protocol(self, obj: Any, name: str, args: list) -> tuple:
+        value = PROTOCOLS[name](obj, *[self._unhandle(a) for a in args])
+        return ("value", self.keep(value) if name == "iter" else value, ())  # iter: lazy, one `next` at a time
+
+    def keep(self, value: Any) -> wire.Handle:
+        """The handle of `value`, the same one each time it is sent."""
+        number = self.numbers.get(id(value))
+        if number is None:
+            number = self.numbers[id(value)] = len(self.objects) + 1
+            self.objects[number] = value
+        return wire.Handle(number)
 
     def _target(self, path: tuple):
         if path[0] == "name":
             return self.ns[path[1]]
+        if path[0] == "object":
+            return self.objects[path[1]]
         return getattr(self.objects[path[1]], path[2])
 
     def _call(self, fn, args: list, kwargs: dict) -> tuple:
         """Call `fn`; the reply carries the value and every argument (by position or keyword) whose contents the
-        call changed, so that the test sees its own objects changed in place."""
+        call changed, so that the test sees its own objects changed in place. A class's instance stays here."""
         args = [self._unhandle(a) for a in args]
         kwargs = {k: self._unhandle(v) for k, v in kwargs.items()}
         given = [*enumerate(args), *kwargs.items()]
         before = [(key, a, _encoded_or_none(a)) for key, a in given if type(a) in _MUTABLE_HOLDERS]
         value = fn(*args, **kwargs)
         mutated = tuple((key, a) for key, a, b in before if b is not None and _encoded_or_none(a) != b)
-        if isinstance(fn, type):
-            self.objects[len(self.objects) + 1] = value
-            return ("handle", len(self.objects), fn.__name__)
-        return ("value", value, mutated)
+        return ("value", self.keep(value) if isinstance(fn, type) else value, mutated)
 
     def _unhandle(self, value: Any) -> Any:
-        return self.objects[value.id] if type(value) is wire.Handle else value
+        """An argument with each Handle in it (at any depth of lists, tuples and dicts) replaced by its object."""
+        kind = type(value)
+        if kind is wire.Handle:
+            return self.objects[value.id]
+        if kind in _HOLDERS:
+            return value if not set(map(type, value)) & _HOLDS_HANDLES else kind(self._unhandle(x) for x in value)
+        if kind is dict:
+            return {k: self._unhandle(v) for k, v in value.items()}
+        return value
+
+
+_HOLDERS = (list, tuple, set, frozenset)
+_HOLDS_HANDLES = {wire.Handle, *_HOLDERS, dict}  # item types that may hold a Handle
+# What a `getattr` answers as "callable" (the judge calls it by name); any other value is sent, an object as a Handle.
+_ROUTINES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.MethodWrapperType)
+PROTOCOLS = {"len": len, "iter": iter, "next": next, "bool": bool, "str": str, "repr": repr, "hash": hash,
+             "contains": operator.contains, "getitem": operator.getitem, "setitem": operator.setitem,
+             "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+             "ge": operator.ge}
 
 
 _MUTABLE_HOLDERS = (list, dict, set, tuple)  # argument types whose contents a call can change (a tuple's lists)
@@ -206,9 +250,9 @@ def _callable_entry(value: Any) -> tuple:
     return ("class" if isinstance(value, type) else "function",)
 
 
-def _send(message: tuple) -> None:
+def _send(message: tuple, keep: wire.Keep | None = None) -> None:
     try:
-        payload = wire.encode(message)
+        payload = wire.encode(message, keep)
     except wire.WireError as exc:
         payload = wire.encode(("raised", "TypeError", f"the program's answer cannot be judged: {exc}", ""))
     wire.write_frame(CANDIDATE_OUT, payload)
@@ -231,7 +275,7 @@ def run_serve(job: dict) -> None:
             request = wire.decode(wire.read_frame(CANDIDATE_IN))
         except (EOFError, OSError):
             _flush_and_exit(0)
-        _send(_answer(server, request))
+        _send(_answer(server, request), server.keep)
 
 
 def _answer(server: ProgramServer, request: Any) -> tuple:

@@ -7,6 +7,17 @@ the remaining tests are rerun in a fresh run, so one bad test does not hide the 
 time stays bounded by the sum of its per-test limits. Stdio tests run one process per test, spread over the pool,
 and their stdout is compared here in the parent, so expected outputs never enter the sandbox.
 `stop_at_first_failure` trades completeness for speed (a verifier that only needs pass/fail).
+
+Values as plain Python sees them: a program's answer reaches the test as the builtin value it equals (a Counter as a
+dict, a numpy scalar as its number, a generator as an iterator over its items); an object with no such value (an
+instance of the program's own class, such as a `ListNode`) stays in the program's process and the test holds a
+proxy: attribute reads and writes, method calls, `len`, `iter`/`next`, `bool`, `str`/`repr`, `in`, indexing and
+`hash` are answered by the program's own code, and every answer is plain data or another proxy.
+
+The equality rule: a comparison with an expected value that the test built is decided in the judge, on the program
+object's plain value; it is never decided by the program's `__eq__`. An object that has no plain value equals only
+itself, as an object without `__eq__` does. Comparisons between two of the program's own objects may use the
+program's methods: they cannot reveal or fake an expected value.
 """
 
 from __future__ import annotations

@@ -1,12 +1,16 @@
 """The judge process: runs the tests and decides each verdict, in a process that never executes candidate code.
 
-Started by the zygote beside the candidate's process for every `tests` run. Test scripts with their expected
-values, HumanEval-style `check(candidate)` functions and the oracle stage's assert scripts all run here; the
-program is reachable only through proxies (`Remote`) that send arguments to the candidate's process and decode
-what comes back as hostile bytes (`wire.py`). Each call waits at most for what is left of its test's time; past
-that this process kills the candidate (a pidfd), so a program spinning in C code costs one test's limit, not the
-run's. Verdicts go to the report fd as JSON lines that only this process holds. A test script is trusted to
-mean what it says (it is the test), but it runs confined like the program: no network, read-only filesystem.
+Started by the zygote beside the candidate's process for every `tests` run. Test scripts with their expected values,
+HumanEval-style `check(candidate)` functions and the oracle stage's assert scripts all run here; the program is
+reachable only through proxies (`Remote`, and `RemoteObject` for an object of the program's that has no plain value)
+that send arguments to the candidate's process and decode what comes back as hostile bytes (`wire.py`). The equality
+rule: a comparison with an expected value that the test built is decided here, on the program object's plain value;
+it is never decided by the program's `__eq__`. Comparisons between two of the program's own objects may use the
+program's methods: they cannot reveal or fake an expected value. Each call waits at most for what is left of its
+test's time; past that this process kills the candidate (a pidfd), so a program spinning in C code costs one test's
+limit, not the run's. Verdicts go to the report fd as JSON lines that only this process holds. A test script is
+trusted to mean what it says (it is the test), but it runs confined like the program: no network, read-only
+filesystem.
 
 One judge process serves several runs of its worker in turn (`serve`): each run arrives as a request on the control
 socket carrying that run's descriptors, which are placed at fixed numbers (`RUN_FDS`) and closed afterwards. After
@@ -23,6 +27,7 @@ import json
 import os
 import signal
 import socket
+import threading
 import time
 from typing import Any
 
@@ -57,59 +62,69 @@ class ProgramError(Exception):
 
 
 class Channel:
-    """The two pipes to the candidate, with the current test's deadline and what became of the candidate."""
+    """The two pipes to the candidate, with the current test's deadline and what became of the candidate.
+
+    Safe to use from a test's worker threads (a `ThreadPoolExecutor`): one request and its reply at a time, under a
+    lock. The per-test alarm interrupts the main thread only; a worker thread's wait ends at the deadline itself
+    (`read_frame`'s own timeout), which kills the candidate as the alarm would.
+    """
 
     def __init__(self) -> None:
         self.deadline = 0.0
         self.lost: str | None = None
         self.timed_out = False
+        self.lock = threading.RLock()
+        self.proxies: dict[int, RemoteObject] = {}  # handle number -> its proxy, so that `is` works as in the program
 
     def ask(self, request: tuple) -> tuple:
-        if self.lost:
-            raise CandidateLost(self.lost)
-        try:
-            wire.write_frame(REQUESTS, wire.encode(request))
-            return self.receive()
-        except (TimeoutError, TestTimeout):  # TimeoutError is an OSError: it must come first
-            self.kill("timed out")
-            self.timed_out = True
-            raise TestTimeout() from None
-        except (EOFError, OSError):
-            self.lost = "the program's process ended during the test"
-            raise CandidateLost(self.lost) from None
+        with self.lock:
+            if self.lost:
+                raise CandidateLost(self.lost)
+            try:
+                wire.write_frame(REQUESTS, wire.encode(request, _handle_of))
+                return self.receive()
+            except (TimeoutError, TestTimeout):  # TimeoutError is an OSError: it must come first
+                self.kill("timed out")
+                self.timed_out = True
+                raise TestTimeout() from None
+            except (EOFError, OSError):
+                self.lost = "the program's process ended during the test"
+                raise CandidateLost(self.lost) from None
 
     def receive(self) -> tuple:
         try:
-            reply = wire.decode(wire.read_frame(REPLIES, self.deadline))
+            frame = wire.read_frame(REPLIES, self.deadline)
+            reply = wire.decode(frame)
         except wire.WireError as exc:
             self.kill(f"sent a malformed reply ({exc})")
             raise CandidateLost(self.lost) from None
         if type(reply) is not tuple or not reply or type(reply[0]) is not str:
             self.kill("sent a reply that is not a message")
             raise CandidateLost(self.lost)
-        return reply
+        # A handle is a one-key object {"h": n}; "h" spelt with an escape arrives as a bare Handle, useless to a test.
+        return _proxied(self, reply, 0) if b'"h"' in frame else reply
 
     def kill(self, why: str) -> None:
         self.lost = self.lost or f"the program {why}"
         with contextlib.suppress(OSError):
             signal.pidfd_send_signal(PIDFD, signal.SIGKILL)
 
+    def proxy(self, handle: wire.Handle) -> RemoteObject:
+        found = self.proxies.get(handle.id)
+        if found is None:
+            found = self.proxies[handle.id] = RemoteObject(self, handle.id)
+        return found
+
 
 class Remote:
-    """A function, class or method of the program, called through the channel; returns decoded plain values.
+    """A function, class or method of the program, called through the channel; returns decoded plain values, with
+    a proxy (`RemoteObject`) for each object of the program's inside them."""
 
-    Only a class (`constructs`) answers with an object of the program's; from anything else that is a lie.
-    """
-
-    def __init__(self, channel: Channel, path: tuple, label: str, constructs: bool = False) -> None:
-        self._channel, self._path, self._label, self._constructs = channel, path, label, constructs
+    def __init__(self, channel: Channel, path: tuple, label: str) -> None:
+        self._channel, self._path, self._label = channel, path, label
 
     def __call__(self, *args, **kwargs):
-        reply = self._channel.ask(("call", self._path, [_outgoing(a) for a in args],
-                                   {k: _outgoing(v) for k, v in kwargs.items()}))
-        if reply[0] == "handle" and not self._constructs:
-            self._channel.kill(f"answered a call of {self._label} with an object of its own")
-            raise CandidateLost(self._channel.lost)
+        reply = self._channel.ask(("call", self._path, list(args), kwargs))
         return _incoming(self._channel, reply, args, kwargs)
 
     def __repr__(self) -> str:
@@ -117,38 +132,109 @@ class Remote:
 
 
 class RemoteObject:
-    """An instance living in the candidate's process; attribute access asks for it there.
-
-    It has no truth value and no equality: a test can only read plain values through its methods, so a program
-    cannot pass `assert f(x)` or `assert f(x) != y` by answering with an object instead of a value.
+    """An object living in the candidate's process (an instance of one of its classes, a function or iterator it
+    returned): attribute reads and writes, calls and the protocols `len`, `iter`/`next`, `bool`, `str`/`repr`,
+    `in`, indexing and `hash` are answered by the program's own code there; every answer is plain data, or another
+    proxy. Equality with a value the test built is decided here, on the object's plain value: an object of the
+    program's that has no plain form equals only itself (as one with no `__eq__` does), and the program's `__eq__`
+    is never asked, so it can neither see nor fake an expected value. Two of the program's own objects are compared
+    (==, !=, <, <=, >, >=) by the program's methods: that reveals nothing the test holds.
     """
 
-    __hash__ = object.__hash__
+    def __init__(self, channel: Channel, handle: int) -> None:
+        object.__setattr__(self, "_sc", (channel, handle))
 
-    def __init__(self, channel: Channel, handle: int, class_name: str) -> None:
-        object.__setattr__(self, "_sc", (channel, handle, class_name))
+    def _ask(self, name: str, *args: Any) -> Any:
+        channel, handle = object.__getattribute__(self, "_sc")
+        return _incoming(channel, channel.ask(("op", handle, name, list(args))), (), {})
+
+    def _mine(self, other: object) -> bool:
+        return type(other) is RemoteObject and other._sc[0] is object.__getattribute__(self, "_sc")[0]
 
     def __getattr__(self, name: str):
-        channel, handle, class_name = object.__getattribute__(self, "_sc")
+        channel, handle = object.__getattribute__(self, "_sc")
         reply = channel.ask(("getattr", handle, name))
         if reply[0] == "callable":
-            return Remote(channel, ("attr", handle, name), f"{class_name}.{name}")
+            return Remote(channel, ("attr", handle, name), name)
         return _incoming(channel, reply, (), {})
 
-    def __repr__(self) -> str:
-        return f"<program's {object.__getattribute__(self, '_sc')[2]} object>"
+    def __setattr__(self, name: str, value: Any) -> None:
+        channel, handle = object.__getattribute__(self, "_sc")
+        _incoming(channel, channel.ask(("setattr", handle, name, value)), (), {})
+
+    def __call__(self, *args, **kwargs):
+        channel, handle = object.__getattribute__(self, "_sc")
+        return _incoming(channel, channel.ask(("call", ("object", handle), list(args), kwargs)), args, kwargs)
+
+    def __len__(self) -> int:
+        return self._ask("len")
+
+    def __iter__(self):
+        return RemoteIterator(self._ask("iter"))
 
     def __bool__(self) -> bool:
-        raise TypeError(f"{self!r} has no truth value in a test; call its methods")
+        return self._ask("bool")
 
-    def __eq__(self, other: object) -> bool:
-        raise TypeError(f"{self!r} cannot be compared in a test; call its methods")
+    def __str__(self) -> str:
+        return self._ask("str")
 
-    __ne__ = __eq__
+    def __repr__(self) -> str:
+        return self._ask("repr")
+
+    def __hash__(self) -> int:
+        return self._ask("hash")
+
+    def __contains__(self, item: Any) -> bool:
+        return self._ask("contains", item)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._ask("getitem", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._ask("setitem", key, value)
+
+    def __eq__(self, other: object):
+        return self._ask("eq", other) if self._mine(other) else NotImplemented
+
+    def __ne__(self, other: object):
+        return self._ask("ne", other) if self._mine(other) else NotImplemented
+
+    def __lt__(self, other: object):
+        return self._ask("lt", other) if self._mine(other) else NotImplemented
+
+    def __le__(self, other: object):
+        return self._ask("le", other) if self._mine(other) else NotImplemented
+
+    def __gt__(self, other: object):
+        return self._ask("gt", other) if self._mine(other) else NotImplemented
+
+    def __ge__(self, other: object):
+        return self._ask("ge", other) if self._mine(other) else NotImplemented
 
 
-def _outgoing(value: Any) -> Any:
-    return wire.Handle(object.__getattribute__(value, "_sc")[1]) if type(value) is RemoteObject else value
+class RemoteIterator:
+    """What `iter()` of a program's object gave, in the program's process: each `next` asks it there, so an endless
+    iterator costs only what the test takes. Only here does the program's StopIteration end the test's loop."""
+
+    def __init__(self, source: RemoteObject) -> None:
+        self._source = source
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        channel, handle = object.__getattribute__(self._source, "_sc")
+        reply = channel.ask(("op", handle, "next", []))
+        if reply[0] == "raised" and reply[1:2] == ("StopIteration",):
+            raise StopIteration
+        return _incoming(channel, reply, (), {})
+
+
+def _handle_of(value: Any) -> wire.Handle:
+    """How a test's argument that has no plain form is sent: a proxy as its handle; anything else cannot be."""
+    if type(value) is RemoteObject:
+        return wire.Handle(object.__getattribute__(value, "_sc")[1])
+    raise wire.WireError(f"a {type(value).__name__} is not a plain builtin value")
 
 
 def _incoming(channel: Channel, reply: tuple, args: tuple, kwargs: dict) -> Any:
@@ -156,12 +242,42 @@ def _incoming(channel: Channel, reply: tuple, args: tuple, kwargs: dict) -> Any:
     if kind == "value" and len(reply) == 3:
         _apply_mutations(args, kwargs, reply[2])
         return reply[1]
-    if kind == "handle" and len(reply) == 3 and type(reply[1]) is int:
-        return RemoteObject(channel, reply[1], str(reply[2]))
     if kind == "raised" and len(reply) == 4:
         raise _program_raised(str(reply[1])[:100], str(reply[2])[:500], str(reply[3])[:300])
     channel.kill("sent a reply that is not a message")
     raise CandidateLost(channel.lost)
+
+
+_PROXY_HOLDERS = (list, tuple, set, frozenset, dict, type(iter([])), *map(type, ({}.keys(), {}.values(), {}.items())))
+
+
+def _proxied(channel: Channel, value: Any, depth: int) -> Any:
+    """A decoded value with each Handle in it replaced by the proxy of that object (the same proxy for the same
+    handle); a container without handles stays as it is."""
+    kind = type(value)
+    if kind is wire.Handle:
+        return channel.proxy(value)
+    if kind not in _PROXY_HOLDERS or depth > wire.MAX_DEPTH:
+        return value
+    if kind is dict:
+        return {_proxied(channel, k, depth + 1): _proxied(channel, v, depth + 1) for k, v in value.items()}
+    items = list(value)
+    if not set(map(type, items)) & {wire.Handle, *_PROXY_HOLDERS}:
+        return value if kind in (list, tuple, set, frozenset) else _rebuilt_like(kind, items)
+    return _rebuilt_like(kind, [_proxied(channel, x, depth + 1) for x in items])
+
+
+def _rebuilt_like(kind: type, items: list) -> Any:
+    """A list, tuple, set or frozenset of `items`; an iterator over them; a dict view of a dict rebuilt from them."""
+    if kind in (list, tuple, set, frozenset):
+        return kind(items)
+    if kind is type({}.keys()):
+        return dict.fromkeys(items).keys()
+    if kind is type({}.values()):
+        return dict(enumerate(items)).values()
+    if kind is type({}.items()):
+        return dict(items).items()
+    return iter(items)
 
 
 def _program_raised(name: str, message: str, where: str) -> Exception:
@@ -225,10 +341,10 @@ def _replace_item(target: Any, key: Any, new: Any, depth: int) -> None:
     target[key] = new
 
 
-def _base_scope(channel: Channel, names: Any, job: dict) -> dict[str, Any]:
+def _base_scope(channel: Channel, job: dict) -> dict[str, Any]:
     """The names a test script sees: the builtins, the problem's header (the dataset's own code, trusted as the test
     is: its imports and helpers) and a proxy for the entry point. Nothing the program reports adds a name: a program
-    cannot bind `math` for the test, or hide a builtin. Only whether its entry point is a class comes from it."""
+    cannot bind `math` for the test, or hide a builtin."""
     scope: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     header = job.get("header") or ""
     if header:
@@ -237,9 +353,7 @@ def _base_scope(channel: Channel, names: Any, job: dict) -> dict[str, Any]:
     entry_point = job["entry_point"]
     name = entry_point.split(".")[0]
     if name:
-        entry = names.get(name) if type(names) is dict else None
-        declared_class = "." in entry_point or type(entry) is tuple and entry[:1] == ("class",)
-        scope[name] = Remote(channel, ("name", name), name, constructs=declared_class)
+        scope[name] = Remote(channel, ("name", name), name)
     return scope
 
 
@@ -253,11 +367,11 @@ def _short_repr(value: Any) -> str:
 
 def _candidate(scope: dict, channel: Channel, entry_point: str):
     """What `check(candidate)` receives: the function, or a fresh instance's method for `Class.method`."""
-    if "." not in entry_point:  # the proxy the scope has knows whether the program declared a class
+    if "." not in entry_point:
         found = scope.get(entry_point)
         return found if isinstance(found, Remote) else Remote(channel, ("name", entry_point), entry_point)
     cls_name, method = entry_point.split(".", 1)
-    return getattr(Remote(channel, ("name", cls_name), cls_name, constructs=True)(), method)
+    return getattr(Remote(channel, ("name", cls_name), cls_name)(), method)
 
 
 def _run_one(test: dict, scope: dict, channel: Channel, entry_point: str) -> dict:
@@ -342,12 +456,13 @@ def judge_run(job: dict) -> None:
     channel = Channel()
     names = _loaded(channel, job)
     if names is not None:
-        base = _base_scope(channel, names, job)
+        base = _base_scope(channel, job)
         for index, test in enumerate(job["tests"]):
             verdict = _guarded(test, base, channel, job)
             _emit({"event": "test", "index": index, **verdict})
             if channel.lost or (job.get("stop_on_failure") and not verdict["ok"]):
                 break
+    channel.lost = channel.lost or "the run is over"  # a test's leftover thread cannot reach the next run's program
     _emit({"event": "done"})
 
 

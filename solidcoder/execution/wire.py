@@ -1,21 +1,22 @@
 """The plain-data wire format between a candidate's process and the judge's: values, never code or objects.
 
 Only builtin values cross: None, bool, int, float, complex, str, bytes, list, tuple, dict, set and frozenset of
-those, a range, a dict's keys, values or items view, and an iterator's items, nested at most MAX_DEPTH deep, at most
-MAX_MESSAGE bytes encoded. A value of another type is sent as the builtin value it equals, as plain Python compares
-it (`plain`): a subclass of a builtin (Counter, defaultdict, OrderedDict, a namedtuple, an IntEnum) as its base
-type's value, a numpy scalar as its `item()`, a generator, `map` or other iterator as its items (at most
-MAX_ITEMS), which the judge gets back as a fresh iterator over them. `Handle(n)` names an
-object that stays in the candidate's process (an instance of one of its classes). The *decoder* defines what a
-value is: the candidate encodes with code it can tamper with, so the judge decodes every reply as hostile bytes
-and gets either a plain value or `WireError`, never anything else. Frames are a 4-byte length and the value.
+those, a range, a slice, a dict's keys, values or items view, and an iterator's items, nested at most MAX_DEPTH
+deep, at most MAX_MESSAGE bytes encoded. A value of another type is sent as the builtin value it equals, as plain
+Python compares it (`plain`): a subclass of a builtin (Counter, defaultdict, OrderedDict, a namedtuple, an IntEnum)
+as its base type's value, a numpy scalar as its `item()`, a generator, `map` or other iterator as its items (at most
+MAX_ITEMS), which the judge gets back as a fresh iterator over them. `Handle(n)` names an object that stays in the
+candidate's process (an instance of one of its classes): `encode(value, keep)` sends a value that has no plain form
+as the Handle `keep` gives it, anywhere inside a value. The *decoder* defines what a value is: the candidate encodes
+with code it can tamper with, so the judge decodes every reply as hostile bytes and gets either a plain value or
+`WireError`, never anything else. Frames are a 4-byte length and the value.
 
 A value is ASCII JSON, parsed by the interpreter's C parser, so lists of numbers and strings cost C time, not a
 Python call per item: null, true, false, strings, floats, ints of up to 63 bits and lists are themselves; every
 other value is a one-key object naming its type: {"t": [items]} tuple, {"S": [...]} set, {"z": [...]}
 frozenset, {"d": [k1, v1, k2, v2, ...]} dict, {"b": "hex"} bytes, {"c": [re, im]} complex, {"I": "hex"} a larger
 int, {"h": n} a handle, {"r": [start, stop, step]} a range, {"K": d}, {"V": d}, {"T": d} the keys, values and items
-of the dict d, {"g": [items]} an iterator.
+of the dict d, {"g": [items]} an iterator, {"s": [start, stop, step]} a slice (an index, as `obj[1:3]` sends it).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import os
 import select
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MAX_DEPTH = 100
@@ -57,9 +58,12 @@ class Handle:
         return f"Handle({self.id})"
 
 
-def encode(value: Any) -> bytes:
-    """The bytes of a plain value; WireError names the first thing that is not plain."""
-    data = _dumps(_tree(value, 0)).encode("ascii")
+Keep = Callable[[Any], Handle]  # a value with no plain form -> the Handle it is sent as (WireError: none)
+
+
+def encode(value: Any, keep: Keep | None = None) -> bytes:
+    """The bytes of a plain value; WireError names the first thing that is not plain (and that `keep` refuses)."""
+    data = _dumps(_tree(value, 0, keep)).encode("ascii")
     if len(data) > MAX_MESSAGE:
         raise WireError(f"value too large to send ({len(data)} bytes)")
     return data
@@ -76,26 +80,26 @@ def _native(items) -> bool:
     return kinds <= _SCALARS
 
 
-def _tree(value: Any, depth: int) -> Any:
+def _tree(value: Any, depth: int, keep: Keep | None = None) -> Any:
     kind = type(value)
     if depth > MAX_DEPTH:
         raise WireError(f"nested deeper than {MAX_DEPTH} (or cyclic)")
     if kind is _Items:
-        return {"g": [_tree(item, depth + 1) for item in value]}
+        return {"g": [_tree(item, depth + 1, keep) for item in value]}
     if kind in _SCALARS:
         return value
     if kind is int:
         return value if -_SMALL < value < _SMALL else {"I": format(value, "x")}
     if kind is list:
-        return value if _native(value) else [_tree(item, depth + 1) for item in value]
+        return value if _native(value) else [_tree(item, depth + 1, keep) for item in value]
     if kind in _TAGGED:
-        return {_TAGGED[kind]: list(value) if _native(value) else [_tree(item, depth + 1) for item in value]}
-    return _tree_other(value, kind, depth)
+        return {_TAGGED[kind]: list(value) if _native(value) else [_tree(item, depth + 1, keep) for item in value]}
+    return _tree_other(value, kind, depth, keep)
 
 
-def _tree_other(value: Any, kind: type, depth: int) -> Any:
+def _tree_other(value: Any, kind: type, depth: int, keep: Keep | None) -> Any:
     if kind is dict:
-        return {"d": [_tree(x, depth + 1) for pair in value.items() for x in pair]}
+        return {"d": [_tree(x, depth + 1, keep) for pair in value.items() for x in pair]}
     if kind is bytes:
         return {"b": value.hex()}
     if kind is complex:
@@ -104,9 +108,17 @@ def _tree_other(value: Any, kind: type, depth: int) -> Any:
         return {"h": value.id}
     if kind is range:
         return {"r": [value.start, value.stop, value.step]}
+    if kind is slice:
+        return {"s": [_tree(x, depth + 1, keep) for x in (value.start, value.stop, value.step)]}
     if kind in _VIEWS:
-        return {_VIEWS[kind]: _tree(_owner(value), depth + 1)}
-    return _tree(plain(value), depth)
+        return {_VIEWS[kind]: _tree(_owner(value), depth + 1, keep)}
+    try:
+        converted = plain(value)
+    except WireError:
+        if keep is None:
+            raise
+        return {"h": keep(value).id}
+    return _tree(converted, depth, keep)
 
 
 def _owner(view: Any) -> dict:
@@ -199,6 +211,8 @@ def _rebuilt(tag: str, payload: Any, depth: int) -> Any:
     if tag == "r" and type(payload) is list and len(payload) == 3 and all(type(x) is int for x in payload) \
             and payload[2] != 0:
         return range(*payload)
+    if tag == "s" and type(payload) is list and len(payload) == 3:
+        return slice(*(_value(item, depth + 1) for item in payload))
     if tag == "g" and type(payload) is list:
         return iter([_value(item, depth + 1) for item in payload])
     if tag in ("K", "V", "T") and type(payload) is dict:

@@ -1,0 +1,106 @@
+"""Objects of the program's own classes, reached by a test through proxies (issue 30, item 1): the equality rule
+and what a lying or hostile object can and cannot do. Each attack ends as a failing verdict, and the pool keeps
+serving (each test judges an honest program after the attack)."""
+
+from __future__ import annotations
+
+import pytest
+
+from solidcoder.execution.judge import Judge
+from solidcoder.problem import Problem, TestCase
+
+HONEST = "def f(x):\n    return x + 1\n"
+
+
+def problem(script: str, time_limit_s: float = 5.0) -> Problem:
+    return Problem(id="objects", kind="call", statement="", entry_point="f",
+                   public_tests=[TestCase(kind="call", script=script)], time_limit_s=time_limit_s)
+
+
+def judged(pool, code: str, script: str, time_limit_s: float = 5.0):
+    """The verdict of `code` on `script`, after checking that the pool then still judges an honest program."""
+    report = Judge(pool).judge(problem(script, time_limit_s), code)
+    assert Judge(pool).judge(problem("assert f(1) == 2"), HONEST).passed
+    return report.verdicts[0]
+
+
+ALWAYS_EQUAL = "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+
+
+def test_an_object_whose_eq_always_answers_true_fails_against_an_expected_value(sandbox_pool):
+    verdict = judged(sandbox_pool, ALWAYS_EQUAL + "def f(x):\n    return Anything()\n", "assert f(1) == 2")
+    assert verdict.status == "fail"
+
+
+def test_an_object_whose_eq_always_answers_true_fails_on_the_expected_side_too(sandbox_pool):
+    verdict = judged(sandbox_pool, ALWAYS_EQUAL + "def f(x):\n    return Anything()\n", "assert [2] == [f(1)]")
+    assert verdict.status == "fail"
+
+
+def test_the_programs_eq_never_sees_an_expected_value(sandbox_pool):
+    code = "class Spy:\n    def __eq__(self, other):\n        raise ValueError(f'saw {other!r}')\n" \
+           "def f(x):\n    return Spy()\n"
+    verdict = judged(sandbox_pool, code, "assert f(1) == 12345")
+    assert verdict.status == "fail" and "saw" not in verdict.detail
+
+
+def test_two_of_the_programs_objects_compare_by_its_own_eq(sandbox_pool):
+    verdict = judged(sandbox_pool, ALWAYS_EQUAL + "def f(x):\n    return Anything()\n", "assert f(1) == f(2)")
+    assert verdict.passed
+
+
+@pytest.mark.parametrize("method, script", [
+    ("def __len__(self):\n        return 5", "assert len(f(1)) == 3"),
+    ("def __len__(self):\n        return '3'", "assert len(f(1)) == 3"),
+    ("def __str__(self):\n        return 'no'", "assert str(f(1)) == 'yes'"),
+    ("def __str__(self):\n        return Anything()", "assert str(f(1)) == 'yes'"),
+    ("def __bool__(self):\n        return Anything()", "assert f(1)"),
+    ("def __contains__(self, x):\n        return Anything()", "assert 3 in f(1) and not (4 in f(1))"),
+    ("def __getitem__(self, i):\n        return Anything()", "assert f(1)[0] == 7"),
+    ("def __hash__(self):\n        return 0", "assert hash(f(1)) == hash(7)"),
+    ("def __iter__(self):\n        return iter([Anything()])", "assert list(f(1)) == [7]"),
+])
+def test_a_lying_protocol_method_passes_only_with_the_right_value(sandbox_pool, method, script):
+    code = ALWAYS_EQUAL + f"class Liar:\n    {method}\ndef f(x):\n    return Liar()\n"
+    assert judged(sandbox_pool, code, script).status in ("fail", "error")
+
+
+def test_a_lie_that_is_the_right_value_is_the_programs_answer(sandbox_pool):
+    code = "class Box:\n    def __len__(self):\n        return 3\ndef f(x):\n    return Box()\n"
+    assert judged(sandbox_pool, code, "assert len(f(1)) == 3").passed
+
+
+@pytest.mark.parametrize("body, script", [
+    ("return 'x' * (100 << 20)", "assert len(repr(f(1))) > 0"),  # a repr over the wire's limit
+    ("a = []\n        a.append(a)\n        return a", "assert f(1)[0] == []"),  # a cyclic value
+    ("a = []\n        for _ in range(10 ** 4):\n            a = [a]\n        return a", "assert f(1)[0] == []"),
+])
+def test_a_huge_or_recursive_proxy_answer_is_the_programs_failure(sandbox_pool, body, script):
+    hostile = f"class Big:\n    def __repr__(self):\n        {body}\n    def __getitem__(self, i):\n        {body}\n"
+    verdict = judged(sandbox_pool, hostile + "def f(x):\n    return Big()\n", script)
+    assert verdict.status == "error" and "cannot be judged" in verdict.detail
+
+
+def test_an_endless_iterator_of_the_programs_is_consumed_lazily(sandbox_pool):
+    code = "import itertools\nclass Counter:\n    def __iter__(self):\n        return itertools.count()\n" \
+           "def f(x):\n    return Counter()\n"
+    script = "import itertools\nassert list(itertools.islice(f(1), 3)) == [0, 1, 2]"
+    assert judged(sandbox_pool, code, script).passed
+
+
+def test_stop_iteration_from_a_method_does_not_end_the_tests_loop(sandbox_pool):
+    code = "class C:\n    def ok(self, x):\n        raise StopIteration\ndef f(x):\n    return C()\n"
+    verdict = judged(sandbox_pool, code, "assert all(map(f(0).ok, [1, 2, 3]))")
+    assert verdict.status == "error" and "StopIteration" in verdict.detail
+
+
+def test_a_program_spinning_under_a_test_thread_times_out(sandbox_pool):
+    code = "def f(x):\n    while True:\n        pass\n"
+    script = "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(1) as ex:\n" \
+             "    assert ex.submit(f, 1).result(timeout=30) == 2"
+    assert judged(sandbox_pool, code, script, time_limit_s=1.0).status == "timeout"
+
+
+def test_many_objects_in_one_answer_are_each_reachable(sandbox_pool):
+    code = "class N:\n    def __init__(self, v):\n        self.v = v\ndef f(x):\n    return [N(i) for i in range(x)]\n"
+    assert judged(sandbox_pool, code, "xs = f(20000)\nassert len(xs) == 20000 and xs[-1].v == 19999").passed
