@@ -8,6 +8,7 @@ the reader run is served by the very worker whose judge the writer run tampered 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -36,13 +37,29 @@ PLUS_ONE = problem([TestCase(kind="call", call="f(1)", expected=2)])
 
 
 def judge_pids(pool: SandboxPool) -> set[int]:
-    """The pool's judge processes: its zygotes' children that run as a judge uid."""
+    """The pool's live judge processes, once the zygote has started its spare and reaped the ended ones."""
+    seen, now = None, _judge_pids(pool)
+    while now != seen:
+        time.sleep(0.1)
+        seen, now = now, _judge_pids(pool)
+    return now
+
+
+def _judge_pids(pool: SandboxPool) -> set[int]:
+    """The pool's judge processes: its zygotes' children that run as a judge uid, zombies left out."""
     uids = {pool.config.uid_base + JUDGE_UID_OFFSET + i for i in range(pool.size)}
     children = set()
     for worker in pool._workers:
         pid = worker.proc.pid
         children |= {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
-    return {pid for pid in children if _uid(pid) in uids}
+    return {pid for pid in children if _uid(pid) in uids and not _zombie(pid)}
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, IndexError):
+        return True
 
 
 def _uid(pid: int) -> int | None:
@@ -58,20 +75,24 @@ def solo_pool():
         yield pool
 
 
-def test_one_judge_process_serves_the_workers_runs(solo_pool):
+def test_one_judge_process_serves_the_runs_of_one_test_script(solo_pool):
     judge = Judge(solo_pool)
     assert judge.judge(PLUS_ONE, HONEST).passed
     first = judge_pids(solo_pool)
     assert judge.judge(PLUS_ONE, HONEST).passed
-    assert len(first) == 1 and judge_pids(solo_pool) == first
+    assert len(first) == 2 and judge_pids(solo_pool) == first  # the script's judge, and a spare for a new script
+    assert judge.judge(problem([TestCase(kind="call", call="f(2)", expected=3)]), HONEST).passed
+    now = judge_pids(solo_pool)  # another script: the spare serves it, the first judge stays, a new spare waits
+    assert first < now and len(now) == 3
 
 
 def test_judge_runs_1_gives_every_run_a_fresh_judge():
     with SandboxPool(SandboxConfig(workers=1, judge_runs=1)) as pool:
         judge = Judge(pool)
         assert judge.judge(PLUS_ONE, HONEST).passed
-        assert judge_pids(pool) == set()  # it exited after its one run
+        first = judge_pids(pool)  # a spare: the judge of that run exited after it
         assert not judge.judge(PLUS_ONE, WRONG).passed
+        assert len(first) == 1 and first.isdisjoint(judge_pids(pool))
 
 
 @pytest.mark.parametrize("how", sorted(TAMPERING))

@@ -143,3 +143,67 @@ def test_the_projects_benchmark_files_are_not_visible(sandbox_pool):
     assert (REPO / "benchmarks").is_dir()
     assert exists_in_sandbox(sandbox_pool, REPO / "benchmarks") == "False"
     assert exists_in_sandbox(sandbox_pool, REPO / "tests" / "fixtures") == "False"
+
+
+# --- item 4: a clean judge for every test script ----------------------------------------------------------------
+
+HONEST = "def f(x):\n    return x + 1\n"
+WRONG = "def f(x):\n    return 0\n"
+# A test script's change to its judge (each asserts that it took effect), and a reader whose verdict that change
+# would flip: the program, and the verdict it gets from a clean judge.
+STATE = {
+    "decimal precision": ("import decimal\ndecimal.getcontext().prec = 3\n"
+                          "assert str(decimal.Decimal(2) / 3) == '0.667'",
+                          "from decimal import Decimal\nassert Decimal(f(1)) / 3 == "
+                          "Decimal('0.6666666666666666666666666667')", HONEST, True),
+    "int max str digits": ("import sys\nsys.set_int_max_str_digits(640)\nassert sys.get_int_max_str_digits() == 640",
+                           "assert len(str(f(10 ** 1000))) == 1001", HONEST, True),
+    "warnings filter error": ("import warnings\nwarnings.simplefilter('error')",
+                              "import warnings\nwarnings.warn('a note')\nassert f(1) == 2", HONEST, True),
+    "module attribute": ("import math\nmath.isclose = lambda *a, **k: True\nassert math.isclose(0, 1)",
+                         "import math\nassert math.isclose(f(1), 2)", WRONG, False),
+    "patched class": ("import fractions\nfractions.Fraction.__eq__ = lambda self, other: True\n"
+                      "assert fractions.Fraction(0) == 1", "from fractions import Fraction\n"
+                      "assert Fraction(f(1)) == Fraction(2)", WRONG, False),
+    "audit hook": ("import sys\ndef hook(event, args):\n    if event == 'compile':\n        raise RuntimeError(event)\n"
+                   "sys.addaudithook(hook)", "assert f(1) == 2", HONEST, True),
+}
+
+
+def script_problem(*scripts: str) -> Problem:
+    return Problem(id="state", kind="call", statement="", entry_point="f", time_limit_s=5.0,
+                   public_tests=[TestCase(kind="call", script=script) for script in scripts])
+
+
+@pytest.fixture(scope="module")
+def solo_pool():
+    """One worker: every run goes to the worker (and the judges) the run before it used."""
+    with SandboxPool(SandboxConfig(workers=1)) as pool:
+        yield pool
+
+
+@pytest.mark.parametrize("state", sorted(STATE))
+def test_a_test_scripts_state_does_not_reach_another_scripts_verdict(solo_pool, state):
+    writer, reader, program, clean = STATE[state]
+    judge = Judge(solo_pool)
+    assert judge.judge(script_problem(writer), HONEST).passed  # the change took effect in its own run
+    assert judge.judge(script_problem(reader), program).passed is clean
+    still_serves(solo_pool)
+
+
+@pytest.mark.parametrize("state", sorted(STATE))
+def test_a_test_scripts_state_does_not_reach_the_next_run_of_the_same_script(solo_pool, state):
+    writer, reader, program, clean = STATE[state]
+    judge, both = Judge(solo_pool), script_problem(reader, writer)  # the reader runs first, then the writer
+    assert [v.status for v in judge.judge(both, program).verdicts][1] == "pass"
+    for _ in range(2):
+        assert judge.judge(both, program).verdicts[0].status == ("pass" if clean else "fail")
+
+
+@pytest.mark.parametrize("state", sorted(STATE))
+def test_each_reader_verdict_flips_in_a_judge_the_writer_changed(state):
+    """Without the clean-judge rule (the change made in the reader's own run) the reader's verdict flips: the
+    pairs above can fail."""
+    writer, reader, program, clean = STATE[state]
+    with SandboxPool(SandboxConfig(workers=1)) as pool:
+        assert Judge(pool).judge(script_problem(writer, reader), program).verdicts[1].passed is not clean

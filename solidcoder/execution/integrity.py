@@ -5,50 +5,79 @@ A snapshot is taken before the judge runs its first test script and compared aft
 * the namespaces of the modules verdicts go through: the judge's own (`referee`, `wire`, `compare`, `harness`),
   `builtins`, `sys`, `os`, `json` and its parts, `math`, `cmath`, `re`, `select`, `signal`, `struct`, `time`,
   and that `sys.modules` still maps their names to them;
-* the classes and functions the judge's own modules define: class dicts, function code and defaults;
+* the classes all these modules define that can be patched (class dicts), and any function's code or defaults
+  replaced (heard by the audit hook below);
 * interpreter-wide state: trace and profile hooks, the recursion limit, the garbage collector, the alarm handler,
-  and that no other thread runs.
+  and that no other thread runs;
+* contexts and settings a test script may change in passing: the decimal context (precision, rounding, exponent
+  bounds, flags and traps), `sys.set_int_max_str_digits`, the switch interval, the warnings filters and default
+  action, the environment, the working directory, and the namespaces of `decimal`, `fractions`, `warnings`,
+  `collections`, `functools`, `itertools`, `operator` and `random`;
+* audit hooks: one added after the snapshot is seen (by an audit hook of its own, which hears `sys.addaudithook`).
+
+The check costs a fraction of a millisecond per run.
 
 It sees a name rebound to a value that is not equal to the old one (so not to one whose `__eq__` lies), not
-changes inside an object that stays bound (a list's contents, a C object's state), and not audit hooks. A test
-script is trusted to mean what it says; this catches what such a script changes by accident, not a deliberate
-attack on the judge by its own tests. `SandboxConfig(judge_runs=1)` gives every run a fresh judge instead.
+changes inside an object that stays bound (a list's contents, a C object's state). A judge process only ever
+serves runs of one test script (`children.JudgeServer`), so this matters between runs of that same script only: a
+script that changes what it relies on gets a fresh judge for its next run. `SandboxConfig(judge_runs=1)` gives
+every run a fresh judge.
 """
 
 from __future__ import annotations
 
 import _thread
+import decimal
 import gc
+import os
 import signal
 import sys
 import types
-from typing import Any
+import warnings
 
 OWN_MODULES = ("solidcoder.execution.referee", "solidcoder.execution.wire", "solidcoder.execution.compare",
                "solidcoder.execution.harness")
 STDLIB_MODULES = ("builtins", "sys", "os", "posix", "json", "json.decoder", "json.encoder", "json.scanner", "math",
-                  "cmath", "re", "select", "signal", "struct", "time")
+                  "cmath", "re", "select", "signal", "struct", "time", "decimal", "fractions", "warnings",
+                  "collections", "functools", "itertools", "operator", "random")
 
 
-def _definitions(module: types.ModuleType) -> list[Any]:
-    """The classes and functions `module` defines, and the functions inside those classes."""
-    found = []
-    for value in list(vars(module).values()):
-        if getattr(value, "__module__", None) != module.__name__ or not isinstance(value, (type, types.FunctionType)):
-            continue
-        found.append(value)
-        if isinstance(value, type):
-            found += [fn for fn in vars(value).values() if isinstance(fn, types.FunctionType)]
-    return found
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class nothing can patch (int, list, a C extension's)
 
 
-def _function_state(fn: types.FunctionType) -> tuple:
-    return fn.__code__, fn.__defaults__, fn.__kwdefaults__
+def _classes(module: types.ModuleType) -> list[type]:
+    """The classes `module` defines that a test script could patch."""
+    return [value for value in list(vars(module).values()) if isinstance(value, type)
+            and getattr(value, "__module__", None) == module.__name__ and not value.__flags__ & _IMMUTABLE_TYPE]
 
 
 def _interpreter_state() -> tuple:
     return (sys.gettrace(), sys.getprofile(), sys.getrecursionlimit(), gc.isenabled(),
             signal.getsignal(signal.SIGALRM), _thread._count())
+
+
+def _settings() -> tuple:
+    """What a test script changes in passing: contexts, limits, filters, the environment, the directory."""
+    context = decimal.getcontext()
+    return (context.prec, context.rounding, context.Emin, context.Emax, context.capitals, context.clamp,
+            dict(context.flags), dict(context.traps), sys.get_int_max_str_digits(), sys.getswitchinterval(),
+            list(warnings.filters), warnings.defaultaction, dict(os.environ), os.getcwd())
+
+
+class _AuditWatch:
+    """Hears what leaves no other trace: an audit hook added after it (the `sys.addaudithook` event reaches the
+    hooks already there), and a function's code or defaults replaced (`object.__setattr__` on a function)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        sys.addaudithook(self)
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if event == "sys.addaudithook" or event in _SETS and isinstance(args[0], types.FunctionType):
+            self.seen = True
+
+
+_SETS = ("object.__setattr__", "object.__delattr__")
 
 
 class Integrity:
@@ -57,17 +86,16 @@ class Integrity:
     def __init__(self) -> None:
         names = [name for name in OWN_MODULES + STDLIB_MODULES if name in sys.modules]
         self.modules = {name: sys.modules[name] for name in names}
-        definitions = [d for name in OWN_MODULES if name in self.modules for d in _definitions(self.modules[name])]
-        self.namespaces = [vars(m) for m in self.modules.values()] + [vars(c) for c in definitions
-                                                                      if isinstance(c, type)]
-        self.functions = [fn for fn in definitions if isinstance(fn, types.FunctionType)]
+        classes = [c for module in self.modules.values() for c in _classes(module)]
+        self.namespaces = [vars(m) for m in self.modules.values()] + [vars(c) for c in classes]
         self.copies = [dict(namespace) for namespace in self.namespaces]
         self.others = self._others()
+        self.audit = _AuditWatch()
 
     def _others(self) -> tuple:
-        return ([_function_state(fn) for fn in self.functions], _interpreter_state(),
+        return (_interpreter_state(), _settings(),
                 [sys.modules.get(name) is module for name, module in self.modules.items()])
 
     def intact(self) -> bool:
         # == takes the identity shortcut for every unchanged value: C speed, tens of µs in all.
-        return self.namespaces == self.copies and self._others() == self.others
+        return self.namespaces == self.copies and self._others() == self.others and not self.audit.seen

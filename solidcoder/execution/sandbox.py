@@ -44,6 +44,7 @@ by the tmpfs sizes), and a new /proc may be refused by the kernel (then /proc is
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -124,7 +125,8 @@ class SandboxConfig:
     memory_cgroup: bool = True
     uid_base: int = 64000
     start_timeout_s: float = 30.0
-    judge_runs: int = 1000  # runs one judge process serves before a fresh one (1: a fresh judge for every run)
+    judge_runs: int = 1000  # runs of one test script a judge process serves before a fresh one (1: one per run)
+    judges_kept: int = 4  # judge processes a worker keeps, each serving one distinct test script
     hidden_paths: tuple[str, ...] = ()  # files and folders no run may see, besides `rootfs.hidden_paths()`'s own
 
 
@@ -147,8 +149,8 @@ class _Worker:
             "gid": self.config.uid_base + self.index if root else 0,
             # The judge process has a uid of its own: no candidate shares its process count or may signal it.
             "judge_uid": self.config.uid_base + JUDGE_UID_OFFSET + self.index if root else 0,
-            "nproc_base": 0 if root else _count_own_processes() + 64,
-            "judge_runs": self.config.judge_runs,
+            "nproc_base": 0 if root else _count_own_processes() + 64 + self._judges_at_most(),
+            "judge_runs": self.config.judge_runs, "judges_kept": self.config.judges_kept,
             "hidden": self.hidden,
             **self._cgroup_config(),
         }
@@ -164,6 +166,10 @@ class _Worker:
             self.stop()
             raise SandboxFailure("sandbox worker failed to start (see stderr above)")
         self.layers = [Layer(**layer) for layer in hello["layers"]]
+
+    def _judges_at_most(self) -> int:
+        """Judge processes all workers may hold at once (kept ones and a spare each): they count as this uid's."""
+        return (self.config.judges_kept + 1) * (self.config.workers or os.cpu_count() or 1)
 
     def _cgroup_config(self) -> dict:
         if not (self.config.isolate and self.config.memory_cgroup):
@@ -314,9 +320,12 @@ class _Request:
                      "call": job.get("call"), "header": job.get("header", "")}
         self.files = {"program": _memfd(json.dumps(candidate).encode()), "stdin": _memfd(data),
                       "stdout": _memfd(b""), "stderr": _memfd(b""), "report": _memfd(b"")}
-        if self.mode == "tests":
-            self.files["judge"] = _memfd(json.dumps({k: v for k, v in job.items() if k != "code"}).encode())
         self.header = {"mode": self.mode, "limits": limits.as_request()}
+        if self.mode == "tests":
+            judged = json.dumps({k: v for k, v in job.items() if k != "code"}).encode()
+            self.files["judge"] = _memfd(judged)
+            # Which judge may serve this run: only one that served this very test script (and memory limit) before.
+            self.header["judge_key"] = hashlib.sha256(judged + b"%d" % limits.memory_mb).hexdigest()
 
     @property
     def fds(self) -> list[int]:

@@ -62,7 +62,7 @@ class Zygote:
         self.namespaces = False
         self.tmp_paths: list[str] = []
         self.devnull = -1
-        self.judge = JudgeServer(self)
+        self.judge = JudgeServer(self, config.get("judges_kept", 4))
 
     def start(self) -> list[isolation.Layer]:
         for name in PRELOAD:
@@ -125,6 +125,7 @@ class Zygote:
                 return
             reply = self.execute(json.loads(header), dict(zip(FD_NAMES, fds, strict=False)))
             control.sendall(json.dumps(reply).encode())
+            self.judge.prepare()  # while the pool reads the reply
 
     def execute(self, header: dict, fds: dict[str, int]) -> dict:
         try:
@@ -167,7 +168,8 @@ class Execution:
         if channel is not None:
             pidfd = os.pidfd_open(self.pids["candidate"])
             try:
-                self.zygote.judge.submit(self._judge_fds(channel, pidfd))
+                self.zygote.judge.submit(self.header["judge_key"], self.limits["memory_mb"],
+                                         self._judge_fds(channel, pidfd))
             except OSError:
                 self._reap(False, False, 0.0)  # no judge: the candidate must not outlive the failed run
                 raise
