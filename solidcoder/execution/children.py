@@ -10,6 +10,8 @@ import os
 import random
 import signal
 import socket
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from solidcoder.execution import harness, isolation, referee, rootfs
@@ -19,60 +21,112 @@ if TYPE_CHECKING:
 
 SETUP_FAILED_EXIT = 121
 # The judge process outlives runs, so no run's CPU limit applies to it; the wall-clock deadline bounds each run.
-# Its processes: itself and the threads a test script starts (a ThreadPoolExecutor calling the program).
-JUDGE_LIMITS = {"cpu_s": 1 << 30, "memory_mb": 4096, "max_processes": 16, "max_file_mb": 64, "max_open_files": 64}
+JUDGE_LIMITS = {"cpu_s": 1 << 30, "memory_mb": 4096, "max_processes": 1, "max_file_mb": 64, "max_open_files": 64}
+
+
+JUDGE_MEMORY_MARGIN_MB = 256  # a judge's memory: the run's limit plus this (the interpreter, the tests, decoding)
+
+
+@dataclass
+class JudgeProcess:
+    """One judge process: its pid, its control socket, the test script it serves (a digest) and its memory."""
+
+    pid: int
+    sock: socket.socket
+    memory_mb: int
+    key: str = ""
 
 
 class JudgeServer:
-    """The worker's judge process, as seen from the zygote: cloned when a run needs one, replaced when it is gone.
+    """The worker's judge processes, as seen from the zygote: one per distinct test script, never shared by two.
 
-    It is cloned before the run it first serves, so it starts holding no payload, like every clone of the zygote.
+    A run goes to the judge that serves its test script (the pool's digest of the judge's job and memory limit),
+    else to a fresh one: no state a test script leaves in its judge (contexts, filters, flags, patched modules)
+    can reach a run of another script. `keep` judges stay, the least recently used is ended past that. A spare
+    judge is cloned between runs (`prepare`), so a new script rarely waits for one. Each judge is cloned from the
+    zygote before any run it serves, holding no payload, like every clone of the zygote.
     """
 
-    def __init__(self, zygote: Zygote) -> None:
-        self.zygote = zygote
-        self.pid = 0
-        self.sock: socket.socket | None = None
+    def __init__(self, zygote: Zygote, keep: int = 4) -> None:
+        self.zygote, self.keep = zygote, max(1, keep)
+        self.judges: OrderedDict[str, JudgeProcess] = OrderedDict()
+        self.spare: JudgeProcess | None = None
+        self.current: JudgeProcess | None = None
+        self.ended: list[int] = []
+        self.memory_mb = 0  # the last run's limit: the spare's
 
     def fileno(self) -> int:
-        return self.sock.fileno()
+        return self.current.sock.fileno()
 
-    def submit(self, fds: list[int]) -> None:
-        """Hand one run to the judge (starting one if needed); OSError when none can be started."""
-        if self.sock is None:
-            self._start()
+    def submit(self, key: str, memory_mb: int, fds: list[int]) -> None:
+        """Hand one run to the judge of its test script (starting one if needed); OSError when none can start."""
+        self.memory_mb = memory_mb
+        self.current = self._judge_for(key, memory_mb)
         try:
-            socket.send_fds(self.sock, [b"run"], fds)
+            socket.send_fds(self.current.sock, [b"run"], fds)
         except OSError:  # it died between runs (a test script ended it): a fresh one takes this run
-            self.stop()
-            self._start()
-            socket.send_fds(self.sock, [b"run"], fds)
+            self._end(self.current)
+            self.current = self._judge_for(key, memory_mb)
+            socket.send_fds(self.current.sock, [b"run"], fds)
 
     def finish(self, answered: bool) -> None:
-        """After the wait: read the judge's answer, or stop it when it had none in time (or asks to be replaced)."""
-        if not answered or self.sock.recv(16) != b"again":
-            self.stop()
+        """After the wait: read the judge's answer, or end it when it had none in time (or asks to be replaced)."""
+        judge, self.current = self.current, None
+        if not answered or judge.sock.recv(16) != b"again":
+            self._end(judge)
 
-    def _start(self) -> None:
+    def prepare(self) -> None:
+        """Between runs: reap ended judges and clone a spare for the next new script (errors wait for that run)."""
+        for pid in self.ended:
+            os.waitpid(pid, 0)
+        self.ended.clear()
+        if self.spare is None and self.memory_mb:
+            with contextlib.suppress(OSError):
+                self.spare = self._start(self.memory_mb)
+
+    def _judge_for(self, key: str, memory_mb: int) -> JudgeProcess:
+        if key in self.judges:
+            self.judges.move_to_end(key)
+            return self.judges[key]
+        judge, self.spare = self.spare, None
+        if judge is None or judge.memory_mb != memory_mb:
+            if judge is not None:
+                self._end(judge)
+            judge = self._start(memory_mb)
+        judge.key = key
+        self.judges[key] = judge
+        while len(self.judges) > self.keep:
+            self._end(next(iter(self.judges.values())))
+        return judge
+
+    def _start(self, memory_mb: int) -> JudgeProcess:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fds = {0: self.zygote.devnull, 1: self.zygote.devnull, 2: self.zygote.devnull, referee.CONTROL: theirs.fileno()}
+        limits = {**JUDGE_LIMITS, "memory_mb": memory_mb + JUDGE_MEMORY_MARGIN_MB}
         # In our PID namespace: pidfd_send_signal reaches the candidate only from an ancestor namespace.
-        pid, setup = spawn(self.zygote, "judge", fds, JUDGE_LIMITS, "/")
+        pid, setup = spawn(self.zygote, "judge", fds, limits, "/")
         theirs.close()
         message = os.read(setup, 4096)
         os.close(setup)
-        self.pid, self.sock = pid, ours
+        judge = JudgeProcess(pid, ours, memory_mb)
         if message != b"ready":
-            self.stop()
+            self._end(judge)
             raise OSError(f"judge: {message.decode(errors='replace') or 'died before its setup finished'}")
+        return judge
+
+    def _end(self, judge: JudgeProcess) -> None:
+        """Kill a judge now; it is reaped in `prepare`, after the run's reply."""
+        if self.judges.get(judge.key) is judge:
+            del self.judges[judge.key]
+        judge.sock.close()
+        kill(judge.pid)
+        self.ended.append(judge.pid)
 
     def stop(self) -> None:
-        if self.sock is None:
-            return
-        self.sock.close()
-        self.sock = None
-        kill(self.pid)
-        os.waitpid(self.pid, 0)
+        for judge in [*self.judges.values(), *filter(None, [self.spare])]:
+            self._end(judge)
+        self.spare, self.memory_mb = None, 0
+        self.prepare()
 
 
 def spawn(zygote: Zygote, role: str, fds: dict[int, int], limits: dict, workdir: str) -> tuple[int, int]:
