@@ -106,3 +106,22 @@ def test_a_program_that_times_out_reports_the_timeout(sandbox_pool):
 
     result = trace_program(sandbox_pool, "while True:\n    pass\n", limits=Limits(wall_s=0.5))
     assert result.status == "timeout" and not result.ok
+
+
+def test_a_value_the_parser_cannot_rebuild_is_left_out_or_shown_as_text(sandbox_pool):
+    """Odd reprs from the program (huge, deeply nested, raising) and a hostile record's texts never crash."""
+    code = ("class Odd:\n    def __repr__(self):\n        raise ValueError('no')\n"
+            "odd = Odd()\nhuge = 'x' * 10 ** 6\ndeep = []\nfor _ in range(10 ** 4):\n    deep = [deep]\nok = 1\n")
+    result = trace_program(sandbox_pool, code, call="deep")
+    assert result.ok and result.scopes["<module>"] == {"_": 9999, "ok": 1} and result.returned.type == "list"
+    assert result.to_json()["scopes"]["<module>"]["ok"]["value"] == 1
+
+
+def test_a_hostile_record_of_unrebuildable_texts_does_not_crash_the_parser(sandbox_pool):
+    texts = ["'[' * 100000", "'(' * 300 + ')' * 300", "'1' * 5000", "'1e999999'", "'{[]: 1}'", "'x' * (8 << 20)"]
+    record = ("{'event': 'trace', 'scopes': {'<module>': {f'v{i}': eval(t) for i, t in enumerate(TEXTS)}, 'f': 7},"
+              " 'returned': {'type': 3, 'repr': eval(TEXTS[0]), 'literal': True}, 'error': None, 'exception': None}")
+    code = f"import json, os\nTEXTS = {texts!r}\nos.write(3, json.dumps({record}).encode() + b'\\n')\nos._exit(0)\n"
+    result = trace_program(sandbox_pool, code)
+    assert result.scopes == {"<module>": {"v3": float("inf")}} and result.returned.type == ""
+    assert result.to_json()["returned"]["repr"].startswith("[[[")

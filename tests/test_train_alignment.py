@@ -223,3 +223,43 @@ def test_mixer_waits_for_the_buffer_then_holds_alpha_with_homogeneous_groups():
     quarter = PromptMixer(buffer, renderer, problems, MixConfig(alpha=0.25))
     counts = [sum(r["task"] == "alignment" for r in quarter.mix(rows, 3)) // 3 for _ in range(4)]
     assert sum(counts) == 10 and set(counts) <= {2, 3}  # round(0.25 x 10) per batch on average, exactly in total
+
+
+FORGED = ("import os, json\n"
+          "os.write(3, json.dumps({'event': 'trace', 'scopes': {'<module>': {'total': '666'}}, 'error': None,\n"
+          "                        'returned': None, 'exception': None}).encode() + b'\\n')\n"
+          "os._exit(0)\n")
+
+
+def test_a_program_that_forges_its_trace_gives_no_task(builder):
+    """The tracer runs in the program's process, so a trace can be forged (trace.py's docstring): the forged record
+    is what the tracer reports, and the task builder turns the program away instead of taking it as ground truth."""
+    from solidcoder.execution.trace import trace_program
+
+    assert trace_program(builder.pool, FORGED + LOOP).scopes == {"<module>": {"total": 666}}
+    assert builder.build(failed(stdio("sq", "4\n", "14\n"), FORGED + LOOP)) is None
+    assert builder.build(failed(stdio("sq", "4\n", "14\n"), LOOP)) is not None
+
+
+@pytest.mark.parametrize("route", [
+    "import os\n", "import sys as s\n", "import sys\nsys.modules\n", "from sys import settrace\n",
+    "g = (i for i in [1])\nf = g.gi_frame\n", "x = getattr(1, 'real')\n", "print(__builtins__)\n",
+    "import string\nstring.Formatter().get_field('0', [1], {})\n", "import typing\ntyping.sys\n",
+    "import sys\nsys.stdin.buffer.raw\n", "open(3, 'w')\n", "class A:\n    def f(self):\n        self._x = 1\n",
+])
+def test_every_known_route_to_the_tracer_is_found(route):
+    from solidcoder.execution.trace import forgery_route
+
+    assert forgery_route(route + LOOP) is not None and forgery_route(LOOP) is None
+
+
+def test_ordinary_programs_have_no_route():
+    from solidcoder.execution.trace import forgery_route
+
+    ordinary = ("import sys, math\nfrom collections import Counter\nfrom typing import List\n"
+                "input = sys.stdin.readline\nsys.setrecursionlimit(10000)\n"
+                "def f(xs: List[int]) -> int:\n    for _ in range(2):\n        pass\n"
+                "    return max(Counter(xs).values())\n"
+                "class P:\n    def __init__(self):\n        super().__init__()\n"
+                "if __name__ == '__main__':\n    print(f([1, 1]), math.pi)\n")
+    assert forgery_route(ordinary) is None

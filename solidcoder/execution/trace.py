@@ -11,7 +11,20 @@ the traceback, its innermost call). This is the ground truth for the CodeRL+ exe
 
 Everything the child reports is hostile data: it arrives on the run's report descriptor, never on stdout (so
 nothing the program prints can forge a record), values travel as repr text parsed here by `ast.literal_eval`, and
-a record of the wrong shape yields nothing rather than an error.
+a record of the wrong shape, or a value that cannot be rebuilt, yields nothing (the value is left out, or shown as
+the child's repr text) rather than an error.
+
+**A trace can be forged.** The tracer (`sys.settrace`) runs in the traced program's own process, as it must to see
+its variables, so nothing it writes is out of the program's reach: a program can write its own record and exit
+before the tracer writes (only the last record counts, so a record written first loses), patch the harness, or
+change the tracer's data through frames. No secret or descriptor trick closes that inside one process, and the
+sandbox refuses ptrace, so no other process can read the values. What the consumers do about it: a trace is
+debugging feedback, where a forged one only misleads its own program's repair; the CodeRL+ alignment reward
+(`solidcoder.train.alignment`) builds no task from a program that `forgery_route` finds a way to reach the tracer
+in, so a forged value never becomes ground truth unless it gets past that static check (an allow-list of pure
+imports and `sys` attributes; no names or attributes that start with `_`, no frame, code or generator internals,
+no reflective or file-opening builtins). It is a filter of the known routes, not a proof; it also turns away
+honest programs that use other imports or `self._private` attributes (they give no alignment task).
 """
 
 from __future__ import annotations
@@ -26,6 +39,21 @@ from solidcoder.execution.harness import source_line
 from solidcoder.execution.sandbox import Limits
 
 CALL_FILE = "<call>"  # how a frame of the traced call expression is named
+# `forgery_route`: imports that give a program no handle on the process (their public attributes reach no unsafe
+# module), what it may read from `sys`, and the names and attribute prefixes that reach the interpreter's insides.
+PURE_IMPORTS = frozenset({"math", "cmath", "collections", "itertools", "functools", "heapq", "bisect", "string",
+                          "re", "operator", "fractions", "decimal", "statistics", "random", "typing", "copy",
+                          "array", "datetime", "numbers", "__future__"})
+SYS_ATTRIBUTES = frozenset({"stdin", "stdout", "setrecursionlimit", "getrecursionlimit", "maxsize", "exit",
+                            "set_int_max_str_digits", "float_info", "maxunicode", "version_info", "argv"})
+REFLECTIVE = frozenset({"getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec", "compile",
+                        "open", "breakpoint", "help", "__import__", "memoryview"})
+UNSAFE_ATTRIBUTES = frozenset({"sys", "types", "inspect", "builtins", "bltns", "warnings", "contextlib", "copyreg",
+                               "abc", "keyword", "stdlib_re", "buffer", "raw", "detach", "modules", "attrgetter",
+                               "methodcaller", "get_field", "settrace", "setprofile"})
+INTERNALS = ("_", "gi_", "cr_", "ag_", "f_", "tb_", "co_")  # private names, generator/frame/traceback/code parts
+SAFE_DUNDERS = frozenset({"__init__", "__name__", "__eq__", "__lt__", "__hash__", "__repr__",
+                          "__str__", "__len__", "__iter__", "__next__", "__getitem__", "__contains__"})
 
 
 @dataclass(frozen=True)
@@ -127,6 +155,54 @@ def trace_program(pool: Executor, code: str, stdin: str = "", call: str | None =
     error = exception.summary if exception else _text(record.get("error")) or None
     return TraceResult(scopes=_parse_scopes(record.get("scopes")), error=error, status=result.status,
                        stdout=result.stdout, returned=_parse_returned(record.get("returned")), exception=exception)
+
+
+def forgery_route(code: str) -> str | None:
+    """How `code` could reach the tracer that runs in its process (and so forge its trace), or None when this
+    static check finds no way: see the module docstring. Code that does not parse has no route (it does not run)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        route = _route(node)
+        if route:
+            return f"line {getattr(node, 'lineno', 0)}: {route}"
+    return None
+
+
+def _route(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Import):  # `sys` only by its own name, so that each of its attributes is checked
+        names = [a.name for a in node.names if a.name.split(".")[0] not in PURE_IMPORTS | {"sys"}
+                 or a.name == "sys" and a.asname not in (None, "sys")]
+        return f"imports {names[0]}" if names else None
+    if isinstance(node, ast.ImportFrom):
+        return _from_route(node)
+    if isinstance(node, ast.Attribute) and _unsafe_name(node.attr, UNSAFE_ATTRIBUTES):
+        return f"reads attribute {node.attr}"
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "sys":
+        return None if node.attr in SYS_ATTRIBUTES else f"reads sys.{node.attr}"
+    if isinstance(node, ast.MatchClass):  # `case C(attr=x)` reads attributes by name
+        names = [a for a in node.kwd_attrs if _unsafe_name(a, UNSAFE_ATTRIBUTES)]
+        return f"reads attribute {names[0]} in a pattern" if names else None
+    if isinstance(node, ast.Name) and (node.id in REFLECTIVE or node.id.startswith("__") and node.id not in
+                                       SAFE_DUNDERS):
+        return f"uses {node.id}"
+    return None
+
+
+def _from_route(node: ast.ImportFrom) -> str | None:
+    module = (node.module or "").split(".")[0]
+    if node.level or module not in PURE_IMPORTS | {"sys"}:
+        return f"imports from {node.module or '.'}"
+    allowed = SYS_ATTRIBUTES if module == "sys" else None
+    names = [a.name for a in node.names if _unsafe_name(a.name, UNSAFE_ATTRIBUTES) or a.name == "*" and allowed
+             or allowed is not None and a.name not in allowed]
+    return f"imports {names[0]} from {module}" if names else None
+
+
+def _unsafe_name(name: str, unsafe: frozenset[str]) -> bool:
+    return name in unsafe or name.startswith(INTERNALS) and name not in SAFE_DUNDERS
 
 
 def _text(value: Any, limit: int = 500) -> str:

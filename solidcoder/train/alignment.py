@@ -7,6 +7,9 @@ round-trips through `ast.literal_eval` become the ground truth: the value each h
 (for a recursive function, the outermost call; for a name bound in two scopes, one variable per scope). The task
 asks the model, given the program, the input and the variable names, to predict those values (Eq. 5 of the paper).
 
+A program that could reach the tracer in its own process, and so write its own trace (`trace.forgery_route`: imports
+outside an allow-list, private or frame attributes, reflective builtins), gives no task.
+
 Variables are named `name` at module level and `func.name` (qualified, without `<locals>`) inside functions, so
 shadowed names stay apart. `TaskBuffer` keeps the most recent tasks, deduplicated by program and input.
 """
@@ -24,7 +27,7 @@ from typing import Any, Protocol
 
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.sandbox import Limits
-from solidcoder.execution.trace import trace_program
+from solidcoder.execution.trace import forgery_route, trace_program
 from solidcoder.problem import Problem, TestCase
 
 PRIMITIVES = (int, float, str, bool, type(None))
@@ -120,8 +123,9 @@ class AlignmentTaskBuilder:
         self.pool, self.config = pool, config or TaskBuilderConfig()
 
     def build(self, rollout: Rollout) -> AlignmentTask | None:
-        """The task for one rollout, or None when it is not a semantic failure or has no usable variable."""
-        if not is_semantic_failure(rollout):
+        """The task for one rollout, or None when it is not a semantic failure, has no usable variable, or could
+        forge its own trace (the tracer runs in its process: `forgery_route`), so no forged value is ground truth."""
+        if not is_semantic_failure(rollout) or forgery_route(rollout.code) is not None:
             return None
         test = rollout.failing_test  # set for every semantic failure
         program_input = _program_input(test, rollout.problem.entry_point or "")
