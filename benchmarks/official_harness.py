@@ -63,9 +63,11 @@ def whole_program_problem(row: dict) -> dict:
     return {**row, "prompt": ""}
 
 
-def official_check(row: dict, program: str, timeout: float, replica: bool = False) -> dict:
-    """The official verdict on a whole program: {"passed": bool, "result": "passed" | "timed out" | "failed: ..."}."""
-    problem = whole_program_problem(row)
+def official_check(row: dict, program: str, timeout: float, replica: bool = False, published: bool = False) -> dict:
+    """The official verdict on a whole program: {"passed": bool, "result": "passed" | "timed out" | "failed: ..."}.
+    The program is the completion of an emptied prompt, or (`published`) of the row's own prompt, as the harness
+    runs `prompt + completion` when published: the prompt's imports and helpers come first."""
+    problem = row if published else whole_program_problem(row)
     if uses_replica(replica):
         return replica_check_correctness(problem, program, timeout)
     return _he.check_correctness(problem, program, timeout)
