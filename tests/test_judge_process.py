@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from solidcoder.execution.judge import Judge
-from solidcoder.execution.sandbox import JUDGE_UID_OFFSET, SandboxConfig, SandboxPool
+from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 from solidcoder.problem import Problem, TestCase
 
 HONEST = "def f(x):\n    return x + 1\n"
@@ -47,7 +47,7 @@ def judge_pids(pool: SandboxPool) -> set[int]:
 
 def _judge_pids(pool: SandboxPool) -> set[int]:
     """The pool's judge processes: its zygotes' children that run as a judge uid, zombies left out."""
-    uids = {pool.config.uid_base + JUDGE_UID_OFFSET + i for i in range(pool.size)}
+    uids = set(pool.judge_uids)
     children = set()
     for worker in pool._workers:
         pid = worker.proc.pid

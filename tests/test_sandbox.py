@@ -25,7 +25,7 @@ from solidcoder.execution.sandbox import STATUSES, Limits, SandboxConfig, Sandbo
 
 def sandbox_pids(pool: SandboxPool) -> list[int]:
     """Host pids of processes running under the pool's sandbox uids (none should outlive a run)."""
-    uids = {pool.config.uid_base + i for i in range(pool.size)}
+    uids = set(pool.uids)
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():

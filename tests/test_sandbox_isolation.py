@@ -8,13 +8,17 @@ attack is also shown to work where the layer under test is absent, so that every
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from solidcoder.execution.judge import Judge
-from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
 from solidcoder.problem import Problem, TestCase
 
 REPO = Path(__file__).resolve().parents[1]
@@ -207,3 +211,128 @@ def test_each_reader_verdict_flips_in_a_judge_the_writer_changed(state):
     writer, reader, program, clean = STATE[state]
     with SandboxPool(SandboxConfig(workers=1)) as pool:
         assert Judge(pool).judge(script_problem(writer, reader), program).verdicts[1].passed is not clean
+
+
+# --- item 5: bounded and isolated resources ---------------------------------------------------------------------
+
+def test_the_judges_memory_is_bounded_by_the_runs_limit(solo_pool):
+    hungry = script_problem("x = bytearray(600 << 20)\nassert f(1) == 2")
+    small, large = replace(hungry, memory_limit_mb=128), replace(hungry, memory_limit_mb=1024)
+    report = Judge(solo_pool).judge(small, HONEST)
+    assert not report.passed and "MemoryError" in report.verdicts[0].detail, report
+    assert Judge(solo_pool).judge(large, HONEST).passed
+    still_serves(solo_pool)
+
+
+WRITER = """
+import os
+for fd in (1, 2):
+    for _ in range(40):
+        os.write(fd, b"x" * (1 << 20))
+os.write(3, b"[1]\\n" * (1 << 17))
+"""
+READER = "data = bytearray(100 << 20)\nprint(len(data) >> 20)"
+
+
+def test_a_runs_output_is_freed_before_its_worker_serves_another():
+    """A writer leaves 80 MB of output charged to the worker's memory cgroup (and a report of many lines that the
+    parent takes a while to read); a reader that needs 100 MB of the 160 runs right after it on the same worker,
+    from another thread."""
+    limits = Limits(wall_s=10.0, memory_mb=160, max_output_bytes=48 << 20, max_file_mb=48)
+    with SandboxPool(SandboxConfig(workers=1), limits) as pool:
+        if not {layer.name: layer.on for layer in pool.layers}.get("memory_cgroup"):
+            pytest.skip("no memory cgroup here: output is not charged to the run's memory")
+        jobs = [({"mode": "stdio", "code": code}, b"", None) for _ in range(4) for code in (WRITER, READER)]
+        results = list(ThreadPoolExecutor(2).map(lambda job: pool.run(*job), jobs))
+        assert [r.status for r in results] == ["ok"] * 8  # each writer, and each reader
+        assert [r.stdout for r in results[1::2]] == ["100\n"] * 4
+        still_serves(pool)
+
+
+def test_two_pools_in_one_process_each_get_a_memory_cgroup_and_their_own_uids(solo_pool):
+    with SandboxPool(SandboxConfig(workers=1)) as second:
+        assert {layer.name: layer.on for layer in second.layers}["memory_cgroup"]
+        assert second._workers[0].cgroup != solo_pool._workers[0].cgroup
+        assert set(second.uids + second.judge_uids).isdisjoint(solo_pool.uids + solo_pool.judge_uids)
+        still_serves(second)
+
+
+LEASED = """
+import sys
+from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+with SandboxPool(SandboxConfig(workers=2)) as pool:
+    print(*pool.uids, *pool.judge_uids, pool._workers[0].cgroup)
+    sys.stdout.flush()
+    sys.stdin.readline()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="started without root, programs run as root of a user namespace")
+def test_two_solidcoder_processes_never_share_a_uid(solo_pool):
+    others = [subprocess.Popen([sys.executable, "-c", LEASED], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True) for _ in range(2)]
+    try:
+        seen = [process.stdout.readline().split() for process in others]
+    finally:
+        for process in others:
+            process.communicate("\n", timeout=30)
+    uids = [int(uid) for line in seen for uid in line[:4]] + solo_pool.uids + solo_pool.judge_uids
+    assert all(len(line) == 5 for line in seen) and len(set(uids)) == len(uids) == 10, seen
+    assert seen[0][4] != seen[1][4]
+
+
+LOCK_HOLDER = """
+import fcntl, os, time
+fd = os.open("/etc/ld.so.cache", os.O_RDONLY)
+for lock in (lambda: fcntl.flock(fd, fcntl.LOCK_EX), lambda: fcntl.lockf(fd, fcntl.LOCK_SH)):
+    try:
+        lock()
+    except OSError as exc:
+        print(exc.errno)
+time.sleep(1.5)
+"""
+LOCK_PROBE = """
+import fcntl, os, struct, time
+time.sleep(0.5)
+fd = os.open("/etc/ld.so.cache", os.O_RDONLY)
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("flock free")
+except BlockingIOError:
+    print("flock held")
+except OSError as exc:
+    print("flock refused")
+try:
+    probe = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))
+    print("lockf held" if struct.unpack("hhqqi", probe)[0] != fcntl.F_UNLCK else "lockf free")
+except OSError:
+    print("lockf refused")
+"""
+
+
+def lock_seen(config: SandboxConfig) -> list[str]:
+    """Two concurrent runs: one locks a file of the shared root, the other looks for its locks."""
+    with SandboxPool(config) as pool:
+        holder, probe = pool.map([({"mode": "stdio", "code": code}, b"", None) for code in (LOCK_HOLDER, LOCK_PROBE)])
+        still_serves(pool)
+    assert holder.status == "ok" and probe.status == "ok", (holder, probe)
+    return probe.stdout.split("\n")[:2]
+
+
+def test_concurrent_runs_cannot_signal_through_a_lock_on_the_shared_root():
+    assert lock_seen(SandboxConfig(workers=2, seccomp=False)) == ["flock held", "lockf held"]
+    assert lock_seen(SandboxConfig(workers=2)) == ["flock refused", "lockf refused"]
+
+
+def test_a_run_cannot_watch_the_shared_roots_files(sandbox_pool):
+    program = "import ctypes\nprint(ctypes.CDLL(None, use_errno=True).inotify_init1(0), ctypes.get_errno())"
+    result = sandbox_pool.run_program(program)
+    assert result.stdout.split() == ["-1", "1"], result  # EPERM
+    still_serves(sandbox_pool)
+
+
+def test_records_a_program_forges_never_make_the_pool_raise(sandbox_pool):
+    junk = b"[" * 200000 + b"\n" + b"1" * 100000 + b"\n\xff\xfe\n" + b'{"event": "test", "index": "x"}\nNaN\n'
+    result = sandbox_pool.run_program(f"import os\nos.write(3, {junk!r})")
+    assert result.status == "ok" and result.records == [{"event": "test", "index": "x"}]
+    still_serves(sandbox_pool)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 
 
 def _own_cgroup_dir() -> str:
@@ -25,10 +26,18 @@ def _own_cgroup_dir() -> str:
     return "/sys/fs/cgroup" + v2
 
 
-def create_memory_cgroup(name: str) -> str:
-    """A child memory cgroup of ours, named `name`; OSError when cgroups cannot be written here."""
-    path = os.path.join(_own_cgroup_dir(), name)
-    os.mkdir(path)
+def create_memory_cgroup(prefix: str) -> str:
+    """A new child memory cgroup of ours, named `prefix` and a random suffix: never one that another pool (of this
+    process or another) holds; OSError when cgroups cannot be written here."""
+    for _ in range(8):
+        path = os.path.join(_own_cgroup_dir(), f"{prefix}-{secrets.token_hex(6)}")
+        try:
+            os.mkdir(path)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise OSError(errno.EEXIST, "no free cgroup name")
     if not any(os.path.exists(os.path.join(path, f)) for f in ("memory.limit_in_bytes", "memory.max")):
         os.rmdir(path)
         raise OSError(errno.ENOTSUP, "the memory controller is not enabled for our cgroup")

@@ -102,7 +102,9 @@ class JudgeServer:
     def _start(self, memory_mb: int) -> JudgeProcess:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fds = {0: self.zygote.devnull, 1: self.zygote.devnull, 2: self.zygote.devnull, referee.CONTROL: theirs.fileno()}
-        limits = {**JUDGE_LIMITS, "memory_mb": memory_mb + JUDGE_MEMORY_MARGIN_MB}
+        # Processes count per uid, and a worker's judges share one: each may start JUDGE_LIMITS' threads besides them.
+        limits = {**JUDGE_LIMITS, "memory_mb": memory_mb + JUDGE_MEMORY_MARGIN_MB,
+                  "max_processes": JUDGE_LIMITS["max_processes"] + self.keep + 1}
         # In our PID namespace: pidfd_send_signal reaches the candidate only from an ancestor namespace.
         pid, setup = spawn(self.zygote, "judge", fds, limits, "/")
         theirs.close()

@@ -209,8 +209,13 @@ class _SockFprog(ctypes.Structure):
 
 _SCMP_ACT_ALLOW = 0x7FFF0000
 _SCMP_CMP_NE = 1
+_SCMP_CMP_EQ = 4
 _SCMP_CMP_MASKED_EQ = 7
 _NON_STREAM_TYPES = (2, 3, 4, 5, 6, 10)  # SOCK_DGRAM, RAW, RDM, SEQPACKET, DCCP, PACKET
+# fcntl commands that lock a file or watch one: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK/SETLK/SETLKW, F_SETLEASE,
+# F_NOTIFY. On a file of the shared read-only root (/etc/ld.so.cache) they would be a channel between two runs.
+_LOCK_COMMANDS = (5, 6, 7, 36, 37, 38)
+_WATCH_COMMANDS = (1024, 1026)
 
 
 def _scmp_errno(err: int) -> int:
@@ -250,10 +255,24 @@ def _add_rules(lib: ctypes.CDLL, ctx: ctypes.c_void_p) -> None:
     _rule(lib, ctx, _scmp_errno(errno.EACCES), "socketpair", _ArgCmp(0, _SCMP_CMP_NE, _AF_UNIX, 0))
     for sock_type in _NON_STREAM_TYPES:  # a datagram pair can still sendto() a socket file by its path
         _rule(lib, ctx, _scmp_errno(errno.EACCES), "socketpair", _ArgCmp(1, _SCMP_CMP_MASKED_EQ, 0xF, sock_type))
+    _add_channel_rules(lib, ctx)
     # New namespaces through clone(); clone3 passes flags in memory seccomp cannot read, so make libc fall back.
     for flag in _CLONE_NS_FLAGS:
         _rule(lib, ctx, eperm, "clone", _ArgCmp(0, _SCMP_CMP_MASKED_EQ, flag, flag))
     _rule(lib, ctx, _scmp_errno(errno.ENOSYS), "clone3")
+
+
+def _add_channel_rules(lib: ctypes.CDLL, ctx: ctypes.c_void_p) -> None:
+    """No file locks and no file watches: concurrent runs share the read-only root, and a lock or an inotify watch
+    on one of its files is a channel between them. A lock fails with ENOLCK (no locks available), as where the
+    kernel has none; a watch with EPERM."""
+    _rule(lib, ctx, _scmp_errno(errno.ENOLCK), "flock")
+    for command in _LOCK_COMMANDS:
+        _rule(lib, ctx, _scmp_errno(errno.ENOLCK), "fcntl", _ArgCmp(1, _SCMP_CMP_EQ, command, 0))
+    for command in _WATCH_COMMANDS:
+        _rule(lib, ctx, _scmp_errno(errno.EPERM), "fcntl", _ArgCmp(1, _SCMP_CMP_EQ, command, 0))
+    for name in ("inotify_init", "inotify_init1"):
+        _rule(lib, ctx, _scmp_errno(errno.EPERM), name)
 
 
 def _export_bpf(lib: ctypes.CDLL, ctx: ctypes.c_void_p) -> bytes:

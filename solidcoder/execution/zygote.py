@@ -9,12 +9,14 @@ test, input or output of a run ever enters its memory, and a later child cloned 
 
 Per run it clones the candidate's process, into new PID, mount and IPC namespaces with a fresh tmpfs /tmp and
 /dev/shm and its own /proc, in the worker's memory cgroup, confined (rlimits, unprivileged uid, seccomp), running
-`harness.py`. For `tests` runs the worker's judge process (`referee.py`) holds the tests: it is cloned from the
-zygote before the first run it serves, confined the same way, and serves up to `judge_runs` runs in turn (1 gives
-every run a fresh one). Per run it receives the job, two pipes to the candidate and a pidfd that can kill it. It
-never executes candidate code and no candidate can see it (another PID namespace), so a long-lived judge cannot
-carry one candidate's data to another; what it can carry is a test script's changes to the judge itself, which
-it checks for after every run (`referee.Integrity`): one that finds them exits, and the next run gets a fresh one.
+`harness.py`. For `tests` runs a judge process (`referee.py`) holds the tests: one per distinct test script (the
+pool's digest in the header says which; `children.JudgeServer`), cloned from the zygote before the first run it
+serves, confined the same way, serving up to `judge_runs` runs of that script (1 gives every run a fresh one). A
+spare judge is cloned after each reply, while the pool reads it. Per run a judge receives the job, two pipes to
+the candidate and a pidfd that can kill it. It never executes candidate code and no candidate can see it
+(another PID namespace), so a long-lived judge cannot carry one candidate's data to another; what it could carry
+is a test script's changes to the judge itself, so it never serves another script, and between runs of its own
+script it checks for them (`integrity.py`): one that finds them exits, and the next run gets a fresh one.
 
 The zygote waits with a wall-clock deadline and output caps (the memfds' sizes), kills what is left (the judge
 too, when the deadline passed it), and replies with exit statuses only. It never starts a thread: children
@@ -110,8 +112,8 @@ class Zygote:
         try:
             self.seccomp = isolation.SeccompProgram(isolation.build_seccomp_filter())
             self.layers.append(isolation.Layer("seccomp", True, "socket() refused (only connected AF_UNIX stream "
-                                                                "pairs), ptrace, setuid, mount, namespaces and "
-                                                                "kernel-admin calls refused"))
+                                                                "pairs), ptrace, setuid, mount, namespaces, file "
+                                                                "locks, inotify and kernel-admin calls refused"))
         except OSError as exc:
             self.layers.append(isolation.Layer("seccomp", False, f"libseccomp unavailable: {exc}"))
 
