@@ -14,7 +14,8 @@ logged as a warning when it is off; none is skipped silently):
   values passes, and nothing else does. Stdout of stdio programs is compared here, in the parent.
 * A clean judge for every test script. A judge process serves only runs of one test script (the pool's digest of
   the judge's job, with the run's memory limit: `children.JudgeServer`); a run of any other script gets a fresh
-  judge, cloned from the zygote before any run (a spare is cloned between runs). So no state a test script
+  judge, cloned from the zygote before any run (a spare is cloned between runs), under a uid that no other
+  judge or program has (so one judge's test script cannot signal another's). So no state a test script
   leaves in its judge (decimal context, `sys.set_int_max_str_digits`, warnings filters, module attributes,
   patched classes, audit hooks) reaches the verdict of a run of another script. Between runs of the same script
   `integrity.py` checks those and more, and a judge that finds one changed is replaced; `judge_runs=1` gives
@@ -57,7 +58,8 @@ name; a hidden path that holds the Python installation itself (only what lies in
 test scripts themselves, which the judge trusts to mean what they say (they run confined like the program, but can
 fail any candidate, and a script that changes its judge in a way `integrity.py` does not see can affect later
 runs of that same script; `judge_runs=1` rules that out). A program that needs file locks (sqlite on a file)
-gets ENOLCK. When started without root there are no uids to lease (programs run as root of a user namespace),
+gets ENOLCK. When started without root there are no uids to lease (programs and judges run as root of a user
+namespace, and a worker's judges can signal each other),
 the memory cgroup is usually unavailable (then memfd and shared-memory pages are bounded only by the tmpfs
 sizes), and a new /proc may be refused by the kernel (then /proc is empty).
 """
@@ -82,6 +84,7 @@ from dataclasses import asdict, dataclass, field, replace
 from solidcoder.errors import SandboxFailure
 from solidcoder.execution import harness
 from solidcoder.execution.cgroup import create_memory_cgroup, remove_cgroup
+from solidcoder.execution.children import judge_slots
 from solidcoder.execution.isolation import Layer
 from solidcoder.execution.leases import UidLease
 from solidcoder.execution.rootfs import hidden_paths
@@ -154,9 +157,10 @@ class SandboxConfig:
 class _Worker:
     """One zygote process and the Unix socket it is driven over."""
 
-    def __init__(self, index: int, config: SandboxConfig, hidden: list[str], uids: tuple[int, int]) -> None:
+    def __init__(self, index: int, config: SandboxConfig, hidden: list[str], uids: list[int]) -> None:
         self.index, self.config, self.hidden = index, config, hidden
-        self.uid, self.judge_uid = uids  # leased for this pool (root start); unused in a user namespace
+        # Leased for this pool (root start; unused in a user namespace): the program's, then one per judge slot.
+        self.uid, self.judge_uids = uids[0], uids[1:]
         self.layers: list[Layer] = []
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
@@ -169,8 +173,9 @@ class _Worker:
             # Without root the zygote maps only its own uid, as 0, into a user namespace: children run as that 0.
             "uid": self.uid if root else 0,
             "gid": self.uid if root else 0,
-            # The judge process has a uid of its own: no candidate shares its process count or may signal it.
-            "judge_uid": self.judge_uid if root else 0,
+            # Each judge process has a uid of its own: no candidate or other judge shares its process count or may
+            # signal it.
+            "judge_uids": self.judge_uids if root else [0] * len(self.judge_uids),
             "nproc_base": 0 if root else _count_own_processes() + 64 + self._judges_at_most(),
             "judge_runs": self.config.judge_runs, "judges_kept": self.config.judges_kept,
             "hidden": self.hidden,
@@ -191,7 +196,7 @@ class _Worker:
 
     def _judges_at_most(self) -> int:
         """Judge processes all workers may hold at once (kept ones and a spare each): they count as this uid's."""
-        return (self.config.judges_kept + 1) * (self.config.workers or os.cpu_count() or 1)
+        return judge_slots(self.config.judges_kept) * (self.config.workers or os.cpu_count() or 1)
 
     def _cgroup_config(self) -> dict:
         if not (self.config.isolate and self.config.memory_cgroup):
@@ -263,9 +268,11 @@ class SandboxPool:
         self.limits = limits or Limits()
         count = self.config.workers or os.cpu_count() or 1
         self.hidden = hidden_paths(self.config.hidden_paths)
-        self._lease = UidLease(self.config.uid_base, 2 * count) if os.geteuid() == 0 else None
-        uids = self._lease.uids if self._lease else [0] * (2 * count)
-        self._workers = [_Worker(i, self.config, self.hidden, (uids[i], uids[count + i])) for i in range(count)]
+        per_worker = 1 + judge_slots(self.config.judges_kept)
+        self._lease = UidLease(self.config.uid_base, per_worker * count) if os.geteuid() == 0 else None
+        uids = self._lease.uids if self._lease else [0] * (per_worker * count)
+        self._workers = [_Worker(i, self.config, self.hidden, uids[i * per_worker:(i + 1) * per_worker])
+                         for i in range(count)]
         try:
             for worker in self._workers:
                 worker.start()
@@ -296,7 +303,8 @@ class SandboxPool:
 
     @property
     def judge_uids(self) -> list[int]:
-        return [worker.judge_uid for worker in self._workers]
+        """The uids this pool's judge processes run as (one per judge slot of each worker)."""
+        return [uid for worker in self._workers for uid in worker.judge_uids]
 
     def run(self, job: dict, stdin: str | bytes = b"", limits: Limits | None = None) -> ExecResult:
         """Run one job (`stdio`, `tests` or `trace`, see `_request`); never raises for the program's behaviour."""
