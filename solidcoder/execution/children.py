@@ -27,6 +27,12 @@ JUDGE_LIMITS = {"cpu_s": 1 << 30, "memory_mb": 4096, "max_processes": 1, "max_fi
 JUDGE_MEMORY_MARGIN_MB = 256  # a judge's memory: the run's limit plus this (the interpreter, the tests, decoding)
 
 
+def judge_slots(keep: int) -> int:
+    """Judge processes a worker may hold at once, each under a uid of its own: `keep` kept ones, the spare, the
+    one that replaces a judge which died during its run, and an ended one not yet reaped."""
+    return max(1, keep) + 3
+
+
 @dataclass
 class JudgeProcess:
     """One judge process: its pid, its control socket, the test script it serves (a digest) and its memory."""
