@@ -21,16 +21,11 @@ if TYPE_CHECKING:
 
 SETUP_FAILED_EXIT = 121
 # The judge process outlives runs, so no run's CPU limit applies to it; the wall-clock deadline bounds each run.
-JUDGE_LIMITS = {"cpu_s": 1 << 30, "memory_mb": 4096, "max_processes": 1, "max_file_mb": 64, "max_open_files": 64}
+# Its processes: itself and the threads a test script starts (a ThreadPoolExecutor calling the program).
+JUDGE_LIMITS = {"cpu_s": 1 << 30, "memory_mb": 4096, "max_processes": 16, "max_file_mb": 64, "max_open_files": 64}
 
 
 JUDGE_MEMORY_MARGIN_MB = 256  # a judge's memory: the run's limit plus this (the interpreter, the tests, decoding)
-
-
-def judge_slots(keep: int) -> int:
-    """Judge processes a worker may hold at once, each under a uid of its own: `keep` kept ones, the spare, the
-    one that replaces a judge which died during its run, and an ended one not yet reaped."""
-    return max(1, keep) + 3
 
 
 @dataclass
@@ -40,7 +35,6 @@ class JudgeProcess:
     pid: int
     sock: socket.socket
     memory_mb: int
-    uid: int
     key: str = ""
 
 
@@ -59,7 +53,7 @@ class JudgeServer:
         self.judges: OrderedDict[str, JudgeProcess] = OrderedDict()
         self.spare: JudgeProcess | None = None
         self.current: JudgeProcess | None = None
-        self.ended: list[JudgeProcess] = []
+        self.ended: list[int] = []
         self.memory_mb = 0  # the last run's limit: the spare's
 
     def fileno(self) -> int:
@@ -84,7 +78,9 @@ class JudgeServer:
 
     def prepare(self) -> None:
         """Between runs: reap ended judges and clone a spare for the next new script (errors wait for that run)."""
-        self._reap()
+        for pid in self.ended:
+            os.waitpid(pid, 0)
+        self.ended.clear()
         if self.spare is None and self.memory_mb:
             with contextlib.suppress(OSError):
                 self.spare = self._start(self.memory_mb)
@@ -107,26 +103,19 @@ class JudgeServer:
     def _start(self, memory_mb: int) -> JudgeProcess:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fds = {0: self.zygote.devnull, 1: self.zygote.devnull, 2: self.zygote.devnull, referee.CONTROL: theirs.fileno()}
-        limits = {**JUDGE_LIMITS, "memory_mb": memory_mb + JUDGE_MEMORY_MARGIN_MB, "uid": self._free_uid()}
+        # Processes count per uid, and a worker's judges share one: each may start JUDGE_LIMITS' threads besides them.
+        limits = {**JUDGE_LIMITS, "memory_mb": memory_mb + JUDGE_MEMORY_MARGIN_MB,
+                  "max_processes": JUDGE_LIMITS["max_processes"] + self.keep + 1}
         # In our PID namespace: pidfd_send_signal reaches the candidate only from an ancestor namespace.
         pid, setup = spawn(self.zygote, "judge", fds, limits, "/")
         theirs.close()
         message = os.read(setup, 4096)
         os.close(setup)
-        judge = JudgeProcess(pid, ours, memory_mb, limits["uid"])
+        judge = JudgeProcess(pid, ours, memory_mb)
         if message != b"ready":
             self._end(judge)
             raise OSError(f"judge: {message.decode(errors='replace') or 'died before its setup finished'}")
         return judge
-
-    def _free_uid(self) -> int:
-        """A judge slot's uid that no judge (live, or ended and not yet reaped) runs as: judges never share one."""
-        taken = {j.uid for j in [*self.judges.values(), *self.ended, *filter(None, [self.spare, self.current])]}
-        free = [uid for uid in self.zygote.config["judge_uids"] if uid not in taken]
-        if not free and self.ended:
-            self._reap()
-            return self._free_uid()
-        return free[0] if free else self.zygote.config["judge_uids"][0]  # without root every slot's uid is 0
 
     def _end(self, judge: JudgeProcess) -> None:
         """Kill a judge now; it is reaped in `prepare`, after the run's reply."""
@@ -134,12 +123,7 @@ class JudgeServer:
             del self.judges[judge.key]
         judge.sock.close()
         kill(judge.pid)
-        self.ended.append(judge)
-
-    def _reap(self) -> None:
-        for judge in self.ended:
-            os.waitpid(judge.pid, 0)
-        self.ended.clear()
+        self.ended.append(judge.pid)
 
     def stop(self) -> None:
         for judge in [*self.judges.values(), *filter(None, [self.spare])]:
@@ -205,7 +189,7 @@ class Child:
             max_processes=config["nproc_base"] + limits["max_processes"], max_file_bytes=limits["max_file_mb"] << 20,
             max_open_files=limits["max_open_files"]))
         if self.role == "judge":
-            isolation.drop_privileges(limits["uid"], limits["uid"])
+            isolation.drop_privileges(config["judge_uid"], config["judge_uid"])
         else:
             isolation.drop_privileges(config["uid"], config["gid"])
         if self.zygote.seccomp is not None:
