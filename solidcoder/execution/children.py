@@ -28,6 +28,12 @@ JUDGE_LIMITS = {"cpu_s": 1 << 30, "memory_mb": 4096, "max_processes": 16, "max_f
 JUDGE_MEMORY_MARGIN_MB = 256  # a judge's memory: the run's limit plus this (the interpreter, the tests, decoding)
 
 
+def judge_slots(keep: int) -> int:
+    """Judge processes a worker may hold at once, each under a uid of its own: `keep` kept ones, the spare, the
+    one that replaces a judge which died during its run, and an ended one not yet reaped."""
+    return max(1, keep) + 3
+
+
 @dataclass
 class JudgeProcess:
     """One judge process: its pid, its control socket, the test script it serves (a digest) and its memory."""
@@ -35,6 +41,7 @@ class JudgeProcess:
     pid: int
     sock: socket.socket
     memory_mb: int
+    uid: int
     key: str = ""
 
 
@@ -53,7 +60,7 @@ class JudgeServer:
         self.judges: OrderedDict[str, JudgeProcess] = OrderedDict()
         self.spare: JudgeProcess | None = None
         self.current: JudgeProcess | None = None
-        self.ended: list[int] = []
+        self.ended: list[JudgeProcess] = []
         self.memory_mb = 0  # the last run's limit: the spare's
 
     def fileno(self) -> int:
@@ -78,9 +85,7 @@ class JudgeServer:
 
     def prepare(self) -> None:
         """Between runs: reap ended judges and clone a spare for the next new script (errors wait for that run)."""
-        for pid in self.ended:
-            os.waitpid(pid, 0)
-        self.ended.clear()
+        self._reap()
         if self.spare is None and self.memory_mb:
             with contextlib.suppress(OSError):
                 self.spare = self._start(self.memory_mb)
@@ -103,19 +108,26 @@ class JudgeServer:
     def _start(self, memory_mb: int) -> JudgeProcess:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fds = {0: self.zygote.devnull, 1: self.zygote.devnull, 2: self.zygote.devnull, referee.CONTROL: theirs.fileno()}
-        # Processes count per uid, and a worker's judges share one: each may start JUDGE_LIMITS' threads besides them.
-        limits = {**JUDGE_LIMITS, "memory_mb": memory_mb + JUDGE_MEMORY_MARGIN_MB,
-                  "max_processes": JUDGE_LIMITS["max_processes"] + self.keep + 1}
+        limits = {**JUDGE_LIMITS, "memory_mb": memory_mb + JUDGE_MEMORY_MARGIN_MB, "uid": self._free_uid()}
         # In our PID namespace: pidfd_send_signal reaches the candidate only from an ancestor namespace.
         pid, setup = spawn(self.zygote, "judge", fds, limits, "/")
         theirs.close()
         message = os.read(setup, 4096)
         os.close(setup)
-        judge = JudgeProcess(pid, ours, memory_mb)
+        judge = JudgeProcess(pid, ours, memory_mb, limits["uid"])
         if message != b"ready":
             self._end(judge)
             raise OSError(f"judge: {message.decode(errors='replace') or 'died before its setup finished'}")
         return judge
+
+    def _free_uid(self) -> int:
+        """A judge slot's uid that no judge (live, or ended and not yet reaped) runs as: judges never share one."""
+        taken = {j.uid for j in [*self.judges.values(), *self.ended, *filter(None, [self.spare, self.current])]}
+        free = [uid for uid in self.zygote.config["judge_uids"] if uid not in taken]
+        if not free and self.ended:
+            self._reap()
+            return self._free_uid()
+        return free[0] if free else self.zygote.config["judge_uids"][0]  # without root every slot's uid is 0
 
     def _end(self, judge: JudgeProcess) -> None:
         """Kill a judge now; it is reaped in `prepare`, after the run's reply."""
@@ -123,7 +135,12 @@ class JudgeServer:
             del self.judges[judge.key]
         judge.sock.close()
         kill(judge.pid)
-        self.ended.append(judge.pid)
+        self.ended.append(judge)
+
+    def _reap(self) -> None:
+        for judge in self.ended:
+            os.waitpid(judge.pid, 0)
+        self.ended.clear()
 
     def stop(self) -> None:
         for judge in [*self.judges.values(), *filter(None, [self.spare])]:
@@ -189,7 +206,7 @@ class Child:
             max_processes=config["nproc_base"] + limits["max_processes"], max_file_bytes=limits["max_file_mb"] << 20,
             max_open_files=limits["max_open_files"]))
         if self.role == "judge":
-            isolation.drop_privileges(config["judge_uid"], config["judge_uid"])
+            isolation.drop_privileges(limits["uid"], limits["uid"])
         else:
             isolation.drop_privileges(config["uid"], config["gid"])
         if self.zygote.seccomp is not None:
