@@ -12,11 +12,13 @@ Baselines, each with the same number of programs in flight as the pool has worke
             multiprocessing Manager and a forked process per check, timeout 3 s), called from that many threads
             as its own evaluate_functional_correctness does; where a release ships its exec line commented out, a
             replica with it active (benchmarks/official_harness.py; the header says which)
-Also: the typical HumanEval checks with a fresh judge process for every run (`judge_runs=1`, the strict setting;
-by default one judge per worker serves its runs), and the syntax-only check (`ast.parse`), on one core and on
-every core.
+Also: the typical HumanEval checks with a fresh judge process for every run (`judge_runs=1`, the strict setting),
+and the syntax-only check (`ast.parse`), on one core and on every core.
+The clean-judge rule's cost: a judge process serves only runs of one test script, so the typical checks cycled
+over all problems (every run a new script: a fresh judge, the worker's spare) against the same checks with each
+problem's script run 20 times in a row (its judge reused); `--clean-judge-only` measures just that.
 
-Usage: python benchmarks/sandbox_throughput.py [--seconds S] [--workers N] [--data PATH]
+Usage: python benchmarks/sandbox_throughput.py [--seconds S] [--workers N] [--data PATH] [--clean-judge-only]
 The last lines are the figures and the ratios against the baselines measured in this same run.
 """
 
@@ -111,8 +113,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="sandbox workers, and programs in flight for every baseline (default: one per CPU)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="HumanEval JSONL with canonical solutions")
+    parser.add_argument("--clean-judge-only", action="store_true", help="only the clean-judge rule's cost")
     args = parser.parse_args()
     cases, workers = humaneval_cases(args.data), args.workers
+    if args.clean_judge_only:
+        typical = [case for case in cases if in_process_seconds(*case) < 1e-3]
+        with SandboxPool(SandboxConfig(workers=workers), Limits(wall_s=10.0)) as pool:
+            print(clean_judge_cost(pool, typical, workers, args.seconds))
+        return
     results: dict[str, tuple[float, float, float | None]] = {}
     with SandboxPool(SandboxConfig(workers=workers), Limits(wall_s=10.0)) as pool, \
             tempfile.TemporaryDirectory() as tmp:
@@ -137,11 +145,22 @@ def main() -> None:
         fresh = rate(lambda c: _must_pass(Judge(strict), *c), typical, workers, args.seconds)
     print(f"humaneval with a fresh judge per run (judge_runs=1): {fresh:.1f}/s, "
           f"{fresh / results['humaneval'][2]:.1f}x the official harness")
+    with SandboxPool(SandboxConfig(workers=workers), Limits(wall_s=10.0)) as pool:
+        print(clean_judge_cost(pool, typical, workers, args.seconds))
     sources = [code for _, code in cases]
     syntax_one = rate(ast.parse, sources, 1, min(args.seconds, 2.0))
     syntax = syntax_rate_all_cores(sources, workers, min(args.seconds, 2.0))
     print(f"syntax check (ast.parse): {syntax_one:,.0f}/s on one core, {syntax:,.0f}/s on {workers} cores")
     summary(results, syntax, workers)
+
+
+def clean_judge_cost(pool: SandboxPool, typical: list, workers: int, seconds: float) -> str:
+    """Checks per second when every run brings a new test script, against runs that share one script."""
+    judge = Judge(pool)
+    distinct = rate(lambda c: _must_pass(judge, *c), typical, workers, seconds)
+    shared = rate(lambda c: _must_pass(judge, *c), [case for case in typical for _ in range(20)], workers, seconds)
+    return (f"clean-judge rule: typical checks, a new test script every run {distinct:.1f}/s, each script 20 runs "
+            f"in a row {shared:.1f}/s: the rule costs {1 - distinct / shared:.0%} where no script repeats")
 
 
 def figure_line(name: str, fast: float, slow: float, harness: float | None) -> str:

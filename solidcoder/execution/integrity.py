@@ -27,6 +27,7 @@ every run a fresh judge.
 from __future__ import annotations
 
 import _thread
+import ctypes
 import decimal
 import gc
 import os
@@ -84,18 +85,56 @@ class Integrity:
     """The snapshot, taken at construction; `intact()` says whether everything is still as it was."""
 
     def __init__(self) -> None:
-        names = [name for name in OWN_MODULES + STDLIB_MODULES if name in sys.modules]
-        self.modules = {name: sys.modules[name] for name in names}
-        classes = [c for module in self.modules.values() for c in _classes(module)]
-        self.namespaces = [vars(m) for m in self.modules.values()] + [vars(c) for c in classes]
-        self.copies = [dict(namespace) for namespace in self.namespaces]
+        self.modules, self.namespaces = _WATCHED or watched()
+        self.copies = self._current() if _VERSIONS else [dict(namespace) for namespace in self.namespaces]
         self.others = self._others()
         self.audit = _AuditWatch()
+
+    def _current(self) -> list:
+        """Each namespace's version tag (it changes with every change to the dict), else the namespaces."""
+        return [_version(namespace) for namespace in self.namespaces] if _VERSIONS else self.namespaces
 
     def _others(self) -> tuple:
         return (_interpreter_state(), _settings(),
                 [sys.modules.get(name) is module for name, module in self.modules.items()])
 
     def intact(self) -> bool:
-        # == takes the identity shortcut for every unchanged value: C speed, tens of µs in all.
-        return self.namespaces == self.copies and self._others() == self.others and not self.audit.seen
+        return self._current() == self.copies and self._others() == self.others and not self.audit.seen
+
+
+def watched() -> tuple[dict[str, types.ModuleType], list[dict]]:
+    """The modules checked, and the namespaces: theirs and those of the classes they define."""
+    modules = {name: sys.modules[name] for name in OWN_MODULES + STDLIB_MODULES if name in sys.modules}
+    classes = [c for module in modules.values() for c in _classes(module)]
+    # A class's namespace is a read-only proxy of the dict that holds it: watch that dict.
+    return modules, [vars(m) for m in modules.values()] + [gc.get_referents(vars(c))[0] for c in classes]
+
+
+def prepare() -> None:
+    """Find the namespaces once, in the zygote, so that every judge cloned from it starts its check without
+    walking (and copying on write) every module."""
+    global _WATCHED
+    _WATCHED = watched()
+
+
+_WATCHED: tuple[dict[str, types.ModuleType], list[dict]] | None = None
+# CPython's dicts carry a version tag (PEP 509) that changes with every change: where it does, a check reads one
+# number per namespace instead of comparing (and touching) every value. Checked on a probe, else the copies.
+_VERSION_OFFSET = 3 * ctypes.sizeof(ctypes.c_void_p)  # PyDictObject: ob_refcnt, ob_type, ma_used, ma_version_tag
+
+
+def _version(namespace: dict) -> int:
+    return ctypes.c_uint64.from_address(id(namespace) + _VERSION_OFFSET).value
+
+
+def _versions_work() -> bool:
+    if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 13):
+        return False
+    probe = {"key": 1}
+    before = _version(probe)
+    probe["key"] = 2
+    changed = _version(probe)
+    return before != changed and _version(probe) == changed
+
+
+_VERSIONS = _versions_work()

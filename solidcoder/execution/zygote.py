@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from solidcoder.execution import harness, isolation, rootfs
+from solidcoder.execution import harness, integrity, isolation, rootfs
 from solidcoder.execution.cgroup import MemoryCgroup
 from solidcoder.execution.children import JudgeServer, kill, spawn
 
@@ -69,6 +69,7 @@ class Zygote:
     def start(self) -> list[isolation.Layer]:
         for name in PRELOAD:
             importlib.import_module(name)
+        integrity.prepare()  # the namespaces every judge checks, found once here
         self._open_cgroup()
         if self.config["isolate"]:
             self.layers += isolation.isolate_zygote(sys.path, self.config.get("hidden", []))
