@@ -17,8 +17,9 @@ A snapshot is taken before the judge runs its first test script and compared aft
 
 The check costs a fraction of a millisecond per run.
 
-It sees a name rebound to a value that is not equal to the old one (so not to one whose `__eq__` lies), not
-changes inside an object that stays bound (a list's contents, a C object's state). A judge process only ever
+It sees any change to those namespaces (on CPython 3.11-3.13 by each dict's version tag, which changes with every
+store of another object; elsewhere a name rebound to a value that is not equal to the old one), not changes inside
+an object that stays bound (a list's contents, a C object's state). A judge process only ever
 serves runs of one test script (`children.JudgeServer`), so this matters between runs of that same script only: a
 script that changes what it relies on gets a fresh judge for its next run. `SandboxConfig(judge_runs=1)` gives
 every run a fresh judge.
