@@ -347,3 +347,13 @@ def test_records_a_program_forges_never_make_the_pool_raise(sandbox_pool):
     result = sandbox_pool.run_program(f"import os\nos.write(3, {junk!r})")
     assert result.status == "ok" and result.records == [{"event": "test", "index": "x"}]
     still_serves(sandbox_pool)
+
+
+def test_a_runs_tmp_files_are_not_charged_to_the_next_run():
+    writer = 'open("/tmp/big", "wb").write(b"x" * (60 << 20))\nopen("/dev/shm/big", "wb").write(b"y" * (15 << 20))'
+    with SandboxPool(SandboxConfig(workers=1), Limits(wall_s=10.0, memory_mb=160, max_file_mb=64)) as pool:
+        if not {layer.name: layer.on for layer in pool.layers}.get("memory_cgroup"):
+            pytest.skip("no memory cgroup here: tmpfs pages are not charged to the run's memory")
+        for _ in range(3):
+            assert pool.run_program(writer).status == "ok"
+            assert pool.run_program(READER).stdout == "100\n"  # 75 MB + 100 MB would not fit in 160
