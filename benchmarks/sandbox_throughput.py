@@ -39,6 +39,7 @@ from pathlib import Path
 
 import official_harness  # a sibling module: the script's directory is on sys.path
 
+from solidcoder.datasets.humaneval import prompt_header
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
 from solidcoder.problem import Problem, TestCase
@@ -53,8 +54,9 @@ def humaneval_cases(path: Path) -> list[tuple[Problem, str]]:
     for line in path.read_text().splitlines():
         row = json.loads(line)
         test = TestCase(kind="call", script=row["test"], style="check")
+        header = prompt_header(row["prompt"], row["entry_point"])  # the test's scope: the prompt's helpers (poly)
         problem = Problem(id=row["task_id"], kind="call", statement="", entry_point=row["entry_point"],
-                          public_tests=[test], time_limit_s=10.0)
+                          public_tests=[test], time_limit_s=10.0, header=header)
         cases.append((problem, row["prompt"] + row["canonical_solution"]))
     return cases
 
