@@ -323,3 +323,21 @@ def test_a_virtualenv_under_tmp_imports_in_the_sandbox(tmp_path_factory):
         assert done.stdout.split()[:2] == ["ok", "7"], done.stdout + done.stderr[-2000:]
     finally:
         shutil.rmtree(venv, ignore_errors=True)
+
+
+SHADOW_PROBE = """
+from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+with SandboxPool(SandboxConfig(workers=1)) as pool:
+    print(pool.run_program("print(6 * 7)").stdout.strip())
+"""
+
+
+def test_the_sandbox_ignores_a_solidcoder_package_in_the_working_directory(tmp_path):
+    shadow = tmp_path / "solidcoder" / "execution"
+    shadow.mkdir(parents=True)
+    for package in (tmp_path / "solidcoder", shadow):
+        (package / "__init__.py").write_text("")
+    (shadow / "zygote.py").write_text("raise SystemExit('the shadow zygote ran')\n")
+    done = subprocess.run([sys.executable, "-P", "-c", SHADOW_PROBE], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.stdout.strip() == "42", done.stderr[-2000:]

@@ -186,7 +186,8 @@ class _Worker:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with theirs:
             self.proc = subprocess.Popen(
-                [sys.executable, "-S", "-m", "solidcoder.execution.zygote", json.dumps(zygote_config)],
+                # -P: the zygote imports solidcoder from the caller's sys.path, never from the working directory.
+                [sys.executable, "-S", "-P", "-m", "solidcoder.execution.zygote", json.dumps(zygote_config)],
                 stdin=theirs, stdout=subprocess.DEVNULL, env=env, close_fds=True, start_new_session=True)
         hello = self._receive(self.config.start_timeout_s)
         if hello is None:
