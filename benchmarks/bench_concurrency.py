@@ -33,7 +33,6 @@ from bench_support import HUMANEVAL, canonical_responder  # noqa: E402
 from scripted_server import ScriptedServer  # noqa: E402
 
 from solidcoder.bench.runner import BenchRunner, RunSpec  # noqa: E402
-from solidcoder.bench.store import ResultStore  # noqa: E402
 from solidcoder.bench.tasks import CodeTask  # noqa: E402
 from solidcoder.datasets import DataOptions, load_dataset  # noqa: E402
 from solidcoder.execution.judge import JudgeReport, TestVerdict  # noqa: E402
@@ -41,6 +40,7 @@ from solidcoder.execution.sandbox import SandboxConfig, SandboxPool  # noqa: E40
 from solidcoder.models.base import Message  # noqa: E402
 from solidcoder.models.factory import ModelOptions, make_model  # noqa: E402
 from solidcoder.prompting import PromptLibrary  # noqa: E402
+from solidcoder.store import ResultStore  # noqa: E402
 from solidcoder.strategies import make_strategy  # noqa: E402
 
 

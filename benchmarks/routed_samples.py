@@ -22,11 +22,11 @@ import argparse
 import json
 from pathlib import Path
 
-from solidcoder.bench.store import RESULTS, read_rows
 from solidcoder.datasets import DataOptions, load_dataset
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 from solidcoder.stages.base import extract_code
+from solidcoder.store import RESULTS, read_rows
 from solidcoder.verify.rank import MajorityScorer, prune_then_rank
 from solidcoder.verify.select import FILTERS
 from solidcoder.verify.weak import StrongVerifier, make_verifier

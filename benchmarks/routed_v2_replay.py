@@ -23,12 +23,12 @@ from pathlib import Path
 
 from routed_samples import calls_by_position, tier_calls, tokens
 
-from solidcoder.bench.store import RESULTS, read_rows
 from solidcoder.datasets import DataOptions, load_dataset
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 from solidcoder.stages.base import extract_code
 from solidcoder.stages.sanitize import strip_self_tests
+from solidcoder.store import RESULTS, read_rows
 from solidcoder.verify.rank import MajorityScorer, prune_then_rank
 from solidcoder.verify.select import FILTERS
 from solidcoder.verify.weak import StrongVerifier, make_verifier

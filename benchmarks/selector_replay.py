@@ -21,13 +21,13 @@ from pathlib import Path
 
 from routed_samples import calls_by_position, tier_calls
 
-from solidcoder.bench.store import RESULTS, read_rows
 from solidcoder.datasets import DataOptions, load_dataset
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 from solidcoder.prompting import PromptLibrary, problem_variables
 from solidcoder.stages.base import extract_code
 from solidcoder.stages.sanitize import strip_self_tests
+from solidcoder.store import RESULTS, read_rows
 from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
 from solidcoder.strategies.routed import GENERATED_TESTS, TEST_COUNT
 from solidcoder.verify.rank import AgreementScorer, MajorityScorer, prune_then_rank

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from solidcoder.bench.metrics import summarize
 from solidcoder.bench.report import oracle_lines
-from solidcoder.bench.store import RESULTS, read_rows
+from solidcoder.store import RESULTS, read_rows
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from routed_samples import calls_by_position, tier_calls, tokens
 
-from solidcoder.bench.store import RESULTS, read_rows
+from solidcoder.store import RESULTS, read_rows
 
 
 def cut(row: dict, calls: dict[int, dict], budget: int) -> tuple[bool, int]:

@@ -111,7 +111,7 @@ def _group(
 @app.command(cls=_Command)
 def check(
     solution: Annotated[Path, typer.Argument(help="Python file with the candidate solution.")],
-    problem: Annotated[Path, typer.Option("--problem", help="Problem JSON file (see docs/problem-schema.md).")],
+    problem: Annotated[Path, typer.Option("--problem-file", help="Problem JSON file (see docs/problem-schema.md).")],
     hidden: Annotated[bool, typer.Option("--hidden", help="Also run the hidden tests.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print verdicts as JSON.")] = False,
 ) -> None:

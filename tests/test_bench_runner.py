@@ -21,13 +21,13 @@ from terminal import run_in_terminal
 
 from solidcoder.bench.metrics import pass_at_k, summarize
 from solidcoder.bench.runner import BenchRunner, RunSpec
-from solidcoder.bench.store import ResultStore, repair_tail
 from solidcoder.bench.tasks import CodeTask, TraceTask, parse_answer, same_value
 from solidcoder.core.calls import Limiter
 from solidcoder.datasets import DataOptions, load_dataset, load_trace_items
 from solidcoder.models.base import BudgetConfig
 from solidcoder.models.factory import ModelOptions, make_model
 from solidcoder.prompting import PromptLibrary
+from solidcoder.store import ResultStore, repair_tail
 from solidcoder.strategies import make_strategy
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,7 +10,6 @@ from scripted_server import reply, status
 from stage_router import StageRouter
 
 from solidcoder.bench.runner import BenchRunner, RunSpec
-from solidcoder.bench.store import ResultStore, read_rows
 from solidcoder.bench.tasks import CodeTask
 from solidcoder.errors import BadInput
 from solidcoder.models.factory import ModelOptions, make_model
@@ -19,6 +18,7 @@ from solidcoder.problem import Problem, TestCase, dump_problems
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.base import code_blocks, extract_code
 from solidcoder.stages.oracle import parse_test
+from solidcoder.store import ResultStore, read_rows
 from solidcoder.strategies import make_strategy
 from solidcoder.strategies.multi import CodeSim, CodeSimSettings, MapCoder, MapCoderSettings, recalled_examples
 

@@ -20,7 +20,7 @@ def solidcoder(*args: str, cwd: Path | None = None, columns: int = 80) -> subpro
 
 
 def check_json(solution: Path, problem: str, *flags: str) -> dict:
-    done = solidcoder("check", str(solution), "--problem", str(EXAMPLES / problem), "--json", *flags)
+    done = solidcoder("check", str(solution), "--problem-file", str(EXAMPLES / problem), "--json", *flags)
     assert done.returncode == 1, done.stderr
     return json.loads(done.stdout)
 
@@ -31,7 +31,7 @@ def table_text(stdout: str) -> str:
 
 
 def test_check_passes_a_correct_solution_with_hidden_tests():
-    done = solidcoder("check", str(EXAMPLES / "two_sum.py"), "--problem", str(EXAMPLES / "two_sum.json"),
+    done = solidcoder("check", str(EXAMPLES / "two_sum.py"), "--problem-file", str(EXAMPLES / "two_sum.json"),
                       "--hidden", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -41,7 +41,7 @@ def test_check_passes_a_correct_solution_with_hidden_tests():
 def test_check_fails_a_wrong_solution_with_exit_1(tmp_path):
     wrong = tmp_path / "wrong.py"
     wrong.write_text("import sys\nprint(0)\n")
-    done = solidcoder("check", str(wrong), "--problem", str(EXAMPLES / "sum_pairs.json"), "--json")
+    done = solidcoder("check", str(wrong), "--problem-file", str(EXAMPLES / "sum_pairs.json"), "--json")
     assert done.returncode == 1
     verdict = json.loads(done.stdout)["verdicts"][0]
     assert verdict["status"] == "fail" and "expected" in verdict["detail"]
@@ -81,7 +81,7 @@ def test_check_says_which_tests_are_hidden(tmp_path):
     solution.write_text("def two_sum(nums, target):\n    return 1 / 0\n")
     report = check_json(solution, "two_sum.json", "--hidden")
     assert [v["hidden"] for v in report["verdicts"]] == [False, False, True, True]
-    done = solidcoder("check", str(solution), "--problem", str(EXAMPLES / "two_sum.json"), "--hidden")
+    done = solidcoder("check", str(solution), "--problem-file", str(EXAMPLES / "two_sum.json"), "--hidden")
     rows = [line.split("│")[1:4] for line in done.stdout.splitlines() if re.match(r"│ \d", line)]
     assert [[cell.strip() for cell in row] for row in rows] == [
         [str(i), "hidden" if i > 1 else "public", "error"] for i in range(4)]
@@ -90,7 +90,7 @@ def test_check_says_which_tests_are_hidden(tmp_path):
 def test_check_wraps_long_details_at_80_columns_instead_of_cutting_them(tmp_path):
     long = tmp_path / "long.py"
     long.write_text("print('x' * 300)\n")
-    done = solidcoder("check", str(long), "--problem", str(EXAMPLES / "sum_pairs.json"), columns=80)
+    done = solidcoder("check", str(long), "--problem-file", str(EXAMPLES / "sum_pairs.json"), columns=80)
     assert max(len(line) for line in done.stdout.splitlines()) <= 80 and "…" not in done.stdout
     assert "expected'3',got'" + "x" * 57 + "...'" in table_text(done.stdout), done.stdout
 
@@ -98,14 +98,14 @@ def test_check_wraps_long_details_at_80_columns_instead_of_cutting_them(tmp_path
 def test_check_prints_markup_in_a_failure_detail_verbatim(tmp_path):
     markup = tmp_path / "markup.py"
     markup.write_text("print('[/bold][red]')\n")
-    done = solidcoder("check", str(markup), "--problem", str(EXAMPLES / "sum_pairs.json"))
+    done = solidcoder("check", str(markup), "--problem-file", str(EXAMPLES / "sum_pairs.json"))
     assert (done.returncode, "got '[/bold][red]'" in done.stdout) == (1, True), done.stdout + done.stderr
 
 
 def test_check_and_trace_show_a_programs_escape_sequences_instead_of_sending_them_to_the_terminal(tmp_path):
     hostile = tmp_path / "hostile.py"
     hostile.write_text("print('\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred')\n")
-    checked = solidcoder("check", str(hostile), "--problem", str(EXAMPLES / "sum_pairs.json"), columns=200)
+    checked = solidcoder("check", str(hostile), "--problem-file", str(EXAMPLES / "sum_pairs.json"), columns=200)
     traced = solidcoder("trace", str(hostile))
     for done in (checked, traced):
         assert "\x1b" not in done.stdout and "\x07" not in done.stdout, repr(done.stdout)
@@ -118,10 +118,10 @@ def test_check_bad_inputs_exit_2_with_one_line(tmp_path):
     syntax = tmp_path / "syntax.py"
     syntax.write_text("def f(:\n")
     cases = [
-        ("check", str(tmp_path / "missing.py"), "--problem", str(EXAMPLES / "two_sum.json")),
-        ("check", str(EXAMPLES / "two_sum.py"), "--problem", str(broken)),
-        ("check", str(syntax), "--problem", str(EXAMPLES / "two_sum.json")),
-        ("check", str(EXAMPLES / "two_sum.py"), "--problem", str(tmp_path / "nope.json")),
+        ("check", str(tmp_path / "missing.py"), "--problem-file", str(EXAMPLES / "two_sum.json")),
+        ("check", str(EXAMPLES / "two_sum.py"), "--problem-file", str(broken)),
+        ("check", str(syntax), "--problem-file", str(EXAMPLES / "two_sum.json")),
+        ("check", str(EXAMPLES / "two_sum.py"), "--problem-file", str(tmp_path / "nope.json")),
     ]
     for args in cases:
         done = solidcoder(*args)

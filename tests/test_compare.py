@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from solidcoder.bench.compare import paired, sign_test, wilson
-from solidcoder.bench.store import ResultStore
+from solidcoder.store import ResultStore
 
 
 def test_wilson_matches_the_published_interval_for_30_of_40():

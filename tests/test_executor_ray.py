@@ -188,9 +188,9 @@ def test_a_bench_unit_whose_actor_dies_is_rerun_on_the_replacement(ray_executor,
 
     from solidcoder.bench.distributed import DistributedTask, ModelRecipe, UnitSpec, prompt_texts
     from solidcoder.bench.runner import BenchRunner, RunSpec
-    from solidcoder.bench.store import ResultStore
     from solidcoder.datasets import DataOptions, load_dataset
     from solidcoder.prompting import PromptLibrary
+    from solidcoder.store import ResultStore
 
     scripted_server.responder = canonical_responder(delay_s=1.5)
     problems, _ = load_dataset("humaneval", DataOptions(data_file=HUMANEVAL, limit=1))

@@ -19,11 +19,11 @@ import pytest
 from bench_support import bench_command, canonical_responder, rows, run_cli
 
 from solidcoder.bench.command import LATER_OPTIONS, BenchOptions, config_hash_of
-from solidcoder.bench.store import read_rows
 from solidcoder.core.calls import MemoryLog, RecordingModel
 from solidcoder.core.keys import config_key, without_later_defaults
 from solidcoder.models.base import Message
 from solidcoder.models.factory import ModelOptions, make_model
+from solidcoder.store import read_rows
 from solidcoder.strategies import make_strategy
 from solidcoder.strategies.paper_settings import LATER_REFINEMENTS, PaperSettings
 from solidcoder.strategies.routed import LATER_SETTINGS, RoutedSettings

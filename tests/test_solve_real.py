@@ -51,7 +51,7 @@ def assert_check_agrees(trajectory: dict, solution: Path, verified: bool, tmp_pa
         problem["public_tests"] = problem["public_tests"] + [{"script": t["source"]} for t in accumulated]
     path = tmp_path / "problem.json"
     path.write_text(json.dumps(problem))
-    checked = run("check", str(solution), "--problem", str(path), "--json", timeout=120)
+    checked = run("check", str(solution), "--problem-file", str(path), "--json", timeout=120)
     assert checked.returncode in (0, 1), checked.stderr
     if problem["kind"] == "call" or not accumulated:
         assert (checked.returncode == 0) == verified, checked.stdout

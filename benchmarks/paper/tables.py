@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from solidcoder.bench.metrics import Summary, summarize
-from solidcoder.bench.store import ERRORS, RESULTS, read_rows
+from solidcoder.store import ERRORS, RESULTS, read_rows
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"

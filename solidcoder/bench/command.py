@@ -16,13 +16,13 @@ from pathlib import Path
 
 from solidcoder.bench.metrics import summarize
 from solidcoder.bench.runner import BenchRunner, RunSpec, RunTotals
-from solidcoder.bench.store import ERRORS, RESULTS, AppendLog, ResultStore, read_rows
 from solidcoder.core.keys import config_key
 from solidcoder.datasets import TRACE_DATASETS, DataOptions, check_name, load_dataset, load_trace_items
 from solidcoder.errors import BadInput
 from solidcoder.execution.executor import parse_executor
 from solidcoder.prompting import PromptLibrary
 from solidcoder.requirements import check_installed
+from solidcoder.store import ERRORS, RESULTS, AppendLog, ResultStore, read_rows
 
 Echo = Callable[[str], None]
 TRACE_TEMPLATES = ("tasks/trace_output", "tasks/trace_variable")  # what a trace-inference run renders

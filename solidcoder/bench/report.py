@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from solidcoder.bench.compare import paired, wilson
 from solidcoder.bench.metrics import GROUP, Summary, summarize
-from solidcoder.bench.store import ERRORS, RESULTS, read_rows
 from solidcoder.errors import BadInput
+from solidcoder.store import ERRORS, RESULTS, read_rows
 
 if TYPE_CHECKING:
     from rich.console import Console, Group

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from solidcoder.bench.store import ResultStore
 from solidcoder.core.calls import Limiter, RecordingModel
 from solidcoder.errors import BudgetExceeded, InfrastructureError, ModelError, ModelFatalError, ProblemBudgetExceeded
 from solidcoder.models.base import Model
+from solidcoder.store import ResultStore
 
 
 class BenchTask(Protocol):

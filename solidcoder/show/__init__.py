@@ -5,6 +5,6 @@
 a tree of stages, each with its model calls and executions in the order they happened. `terminal` prints them
 (program text escaped, never read as markup), `html` renders them for the report (escaped, collapsible sections),
 `command` is the command's library side. Runs recorded before executions were (issue 31) are shown with what they
-have: their calls, the stages they name and the hidden tests' verdict. This package reads the bench's store
-formats (`bench.store`); the bench's report renders this package's views.
+have: their calls, the stages they name and the hidden tests' verdict. This package reads the run directory
+formats of `solidcoder.store` and imports nothing of `bench`; the bench's report renders its views.
 """

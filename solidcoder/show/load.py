@@ -15,10 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from solidcoder.bench.store import CALLS, ERRORS, EXECUTIONS, RESULTS, read_rows
 from solidcoder.core.executions import Execution
 from solidcoder.errors import BadInput
 from solidcoder.show.views import Call, KeptTest, Line, ProblemView, Run, Scored, Stage
+from solidcoder.store import CALLS, ERRORS, EXECUTIONS, RESULTS, read_rows
 
 TRAJECTORY, RUNS = "trajectory.json", "runs.jsonl"
 SCORING = {"hidden": "scoring on the hidden tests", "kept": "scoring on the hidden tests",
