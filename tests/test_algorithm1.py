@@ -11,6 +11,7 @@ from stage_router import BAD, GOOD, STAGE_OF_TEMPLATE, StageRouter, template_of
 from test_bench_strategies import ADD, run
 
 from solidcoder.stages.base import extract_code
+from solidcoder.store import read_rows
 from solidcoder.strategies import make_strategy
 
 ZERO_BUG = "```python\ndef add(a, b):\n    return a + b if a else 0\n```"  # passes add(1, 2), fails add(0, 5)
@@ -365,3 +366,26 @@ def test_trace_feedback_blocks_shows_ldbs_executed_blocks_in_the_debug_prompt(sc
     assert row["passed"] and "trace" in row["notes"]["stages"] and router.seen.count("debug") == 1
     assert make_strategy("solidcoder:trace_feedback=blocks").settings()["trace_feedback"] == "blocks"
     assert make_strategy("solidcoder:trace_feedback=values").settings()["trace_feedback"] is True
+
+
+def executions(tmp_path) -> list[dict]:
+    return [row for row in read_rows(tmp_path / "run" / "executions.jsonl") if row["purpose"] != "hidden"]
+
+
+def test_an_accumulated_test_is_recorded_as_oracle_when_found_and_as_kept_on_its_later_runs(scripted_server,
+                                                                                             sandbox_pool, tmp_path):
+    StageRouter(scripted_server, code=ZERO_BUG).queue("red_team", ZERO_TEST, "```python\nassert add(3, 4) == 7\n```")
+    solved(scripted_server, sandbox_pool, tmp_path)
+    kinds = [(row["purpose"], [(t["kind"], t["status"]) for t in row["tests"]]) for row in executions(tmp_path)]
+    assert kinds == [("strategy", [("oracle", "fail")]), ("strategy", [("oracle", "pass")]),
+                     ("strategy", [("public", "pass"), ("kept", "pass")]), ("kept", [("kept", "pass")])], kinds
+
+def test_the_trace_shown_to_the_debugger_is_recorded_with_the_traced_input(scripted_server, sandbox_pool, tmp_path):
+    StageRouter(scripted_server, code=BAD, fix=BAD).queue("debug", GOOD)
+    solved(scripted_server, sandbox_pool, tmp_path, "solidcoder:trace_feedback")
+    debug = next(r for r in scripted_server.chat_requests() if template_of(r) == "paper/debug")
+    [traced] = [row for row in executions(tmp_path) if row["purpose"] == "trace"]
+    assert traced["tests"][0]["status"] == "values" and traced["tests"][0]["input"] == "add(1, 2)"
+    assert traced["trace"] and traced["trace"] in debug.body["messages"][-1]["content"]
+    assert "a = 1" in traced["trace"] and "return a - b" in traced["program"]
+

@@ -16,6 +16,7 @@ from solidcoder.problem import Problem, TestCase
 from solidcoder.stages.evidence import checkable, contradiction
 from solidcoder.stages.live import GeneratedTest, LiveExecutor
 from solidcoder.stages.oracle import parameters, parse_structured_test
+from solidcoder.store import read_rows
 from solidcoder.strategies import make_strategy
 
 SUM = Problem(id="sum", kind="stdio", statement="Print a + b.", public_tests=[
@@ -171,3 +172,14 @@ def test_a_structured_replys_call_alone_is_a_crash_only_test(reply, script):
 
     test = structured_call(reply, "add", "oracle-1", ("a", "b"))
     assert (test.source, test.crash_only) == (script, True) if script else test is None
+
+
+def test_the_evidence_checks_run_outside_the_judge_are_recorded(scripted_server, sandbox_pool, tmp_path):
+    bad_property = '{"assumption": "zero", "call": "add(0, 5)", "property": "result == a * b"}'
+    StageRouter(scripted_server).queue("red_team", bad_property)
+    run(scripted_server, make_strategy("solidcoder:structured_oracle,evidence"), sandbox_pool, tmp_path, (ADD_DEF,))
+    [ran] = [row for row in read_rows(tmp_path / "run" / "executions.jsonl") if row["purpose"] == "run"]
+    [check] = ran["tests"]
+    assert (check["kind"], check["status"], ran["passed"], ran["total"]) == ("evidence", "runtime_error", 0, 1)
+    assert check["input"] == "the property 'result == a * b' of example 1" and check["detail"] == "AssertionError"
+    assert ran["program"].endswith("assert result == a * b\n") and ran["first_failure"] == check

@@ -12,7 +12,11 @@ from pathlib import Path
 import pytest
 from show_support import COMMITTED, REPO, fresh_bench_run
 from stage_router import StageRouter
+from test_bench_strategies import ADD, BAD, GOOD, run
+from test_ldb import DEBUG as LDB_DEBUG
 from test_solve_strategy import add_problem, solve
+
+from solidcoder.strategies import make_strategy
 
 ESCAPED_PROGRAM = "```python\ndef add(a, b):\n    s = '\x1b]0;pwned\x07 [bold red]markup[/]'\n    return a + b\n```"
 
@@ -113,3 +117,18 @@ def test_program_text_is_escaped_in_the_terminal_never_sent_raw_or_read_as_marku
     tree = show(run, "--problem", problem).stdout
     assert "\x1b" not in tree and "\x07" not in tree
     assert "\\x1b]0;pwned\\x07 [bold red]markup[/]" in tree
+
+
+def test_the_trace_fed_to_ldbs_debugger_is_shown_with_its_blocks(scripted_server, sandbox_pool, tmp_path):
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD)
+    router.queue("strategies/ldb_debug", LDB_DEBUG).queue("strategies/ldb_fix", GOOD)
+    run(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path)
+    [stage, scoring] = shown(tmp_path / "run", "--problem", ADD.id)[0]["stages"]
+    steps = [(s["type"], s.get("template") or s.get("purpose")) for s in stage["steps"]]
+    assert steps == [("call", "strategies/direct"), ("execution", "strategy"), ("execution", "trace"),
+                     ("call", "strategies/ldb_debug"), ("call", "strategies/ldb_fix"), ("execution", "strategy")]
+    traced = stage["steps"][2]
+    assert traced["tests"][0]["input"] == "assert add(1, 2) == 3" and traced["tests"][0]["status"] == "blocks"
+    assert "[BLOCK-0]\n    # a=1\tb=2\n    return a - b\n    # a=1\tb=2\t_ret=-1" in traced["trace"]
+    tree = show(tmp_path / "run", "--problem", ADD.id).stdout
+    assert "trace fed to the debugger: blocks on assert add(1, 2) == 3" in tree and "[BLOCK-0]" in tree

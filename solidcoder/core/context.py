@@ -38,6 +38,11 @@ class SolveContext:
         """The judge a strategy runs programs with: one that records every verdict when the unit has a recorder."""
         return self.executions.judge(self.pool) if self.executions is not None else Judge(self.pool)
 
+    def traced(self, code: str, form: str, given: str, text: str) -> None:
+        """Record that a debug prompt showed `text`, the `form` trace of `code` on the input `given`."""
+        if self.executions is not None and text:
+            self.executions.traced(code, form, given, text)
+
     async def check(self, problem: Problem, code: str) -> JudgeReport:
         """Judge `code` on the problem's public tests; `SandboxFailure` when the sandbox failed."""
         return await self.judge.ajudge(problem, code, problem.public_tests)

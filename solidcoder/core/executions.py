@@ -9,9 +9,12 @@ unit, numbered in order, with the count of model calls made before it (`after_ca
 executions back in the order they happened.
 
 `purpose` says who judged: `strategy` (the strategy's own checks), `final` (`solve`'s public tests on the answer),
-`hidden` (`bench`'s scoring) or `kept` (`bench`'s oracle-precision check of the tests a strategy kept). Each test's
-`kind` is `public` or `hidden` (the problem's own), `oracle` (a red-team test) or `generated` (any other test a
-model wrote).
+`hidden` (`bench`'s scoring) or `kept` (`bench`'s oracle-precision check of the tests a strategy kept); `trace` is a
+tracer's run that a debug prompt showed (`SolveContext.traced`: its `trace` is the text the model saw, the tracer's
+final values or LDB's blocks, and its one test the traced input) and `run` a program run outside the judge (the
+evidence stage's property checks, `UnitExecutions.ran`). Each test's
+`kind` is `public` or `hidden` (the problem's own), `oracle` (a red-team test), `kept` (a red-team test accumulated
+after it failed a program [D], on its later runs) or `generated` (any other test a model wrote).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class Execution:
     total: int = 0
     after_call: int = 0
     first_failure: TestRun | None = None
+    trace: str = ""  # purpose trace: the trace as the debug prompt showed it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,7 +77,7 @@ class Execution:
         return cls(purpose=row.get("purpose", ""), program=row.get("program", ""),
                    tests=[TestRun.from_dict(t) for t in row.get("tests", [])], passed=row.get("passed", 0),
                    total=row.get("total", 0), after_call=row.get("after_call", 0),
-                   first_failure=TestRun.from_dict(first) if first else None)
+                   first_failure=TestRun.from_dict(first) if first else None, trace=row.get("trace", ""))
 
 
 class Appender(Protocol):
@@ -102,6 +106,19 @@ class UnitExecutions:
         first = _run(_kind(purpose, problem, failed[0]), *failed, LONG) if failed else None
         self.add(Execution(purpose=purpose, program=code, tests=runs, passed=report.pass_count, total=report.total,
                            after_call=self.calls_so_far(), first_failure=first))
+
+    def traced(self, code: str, form: str, given: str, text: str) -> None:
+        """A tracer's run of `code` on the input `given` whose trace (`form`: values or blocks) a debug prompt showed
+        as `text`."""
+        test = TestRun(kind="traced", status=form, input=_cut(given, SHORT))
+        self.add(Execution(purpose="trace", program=code, tests=[test], total=1, after_call=self.calls_so_far(),
+                           trace=_cut(text, LONG * 4)))
+
+    def ran(self, code: str, runs: list[TestRun]) -> None:
+        """A program run outside the judge (`runs`: each input, what it printed and whether the check held)."""
+        self.add(Execution(purpose="run", program=code, tests=runs, passed=sum(r.status == "pass" for r in runs),
+                           total=len(runs), after_call=self.calls_so_far(),
+                           first_failure=next((r for r in runs if r.status != "pass"), None)))
 
     def add(self, execution: Execution) -> None:
         with self._lock:
@@ -138,14 +155,16 @@ def _tests(problem: Problem, tests: list[TestCase] | None) -> list[TestCase]:
 
 
 def _kind(purpose: str, problem: Problem, test: TestCase) -> str:
-    """public or hidden (the problem's own tests; every test of the hidden judging is hidden), oracle or generated."""
+    """public or hidden (the problem's own tests; every test of the hidden judging is hidden), kept, oracle or
+    generated."""
     if purpose == "hidden":
         return "hidden"
     if test in problem.public_tests:
         return "public"
     if test in problem.hidden_tests:
         return "hidden"
-    return "oracle" if (test.name or "").startswith("oracle") else "generated"
+    name = test.name or ""
+    return "kept" if name.startswith("kept") else "oracle" if name.startswith("oracle") else "generated"
 
 
 def _run(kind: str, test: TestCase, verdict: TestVerdict, limit: int) -> TestRun:

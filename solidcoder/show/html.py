@@ -95,12 +95,21 @@ def _call(call: Call) -> str:
 
 
 def _execution(execution: Execution) -> str:
+    if execution.purpose == "trace":
+        return _trace(execution)
     tests = "".join(f"<li>{escape(t.kind)}{' ' + escape(t.name) if t.name else ''}: {escape(t.status)}"
                     f"{_pre(t.input)}</li>" for t in execution.tests)
     failure = _failure(execution.first_failure) if execution.first_failure else ""
     return (f"<details class='execution'><summary>execution ({escape(execution.purpose)}): {execution.passed} of "
             f"{execution.total} tests pass</summary><h4>program</h4>{_pre(execution.program)}<h4>tests</h4>"
             f"<ul>{tests}</ul>{failure}</details>")
+
+
+def _trace(execution: Execution) -> str:
+    traced = execution.tests[0] if execution.tests else TestRun(kind="traced", status="?")
+    return (f"<details class='trace'><summary>trace fed to the debugger: {escape(traced.status)} on "
+            f"{escape(traced.input[:100])}</summary><h4>program</h4>{_pre(execution.program)}<h4>trace</h4>"
+            f"{_pre(execution.trace)}</details>")
 
 
 def _failure(test: TestRun) -> str:

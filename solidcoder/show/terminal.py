@@ -66,6 +66,9 @@ def _call(node: Tree, call: Call) -> None:
 
 
 def _execution(node: Tree, execution: Execution) -> None:
+    if execution.purpose == "trace":
+        _trace(node, execution)
+        return
     head = node.add(Text.assemble(safe(f"execution ({execution.purpose}): ", "yellow"),
                                   safe(f"{execution.passed} of {execution.total} tests pass")))
     head.add(Text.assemble(safe("program\n", "dim"), safe(execution.program)))
@@ -74,6 +77,14 @@ def _execution(node: Tree, execution: Execution) -> None:
                       f"{_one_line(test.input)}", "green" if test.status == "pass" else "red"))
     if execution.first_failure is not None:
         head.add(failure_text(execution.first_failure))
+
+
+def _trace(node: Tree, execution: Execution) -> None:
+    traced = execution.tests[0] if execution.tests else TestRun(kind="traced", status="?")
+    head = node.add(Text.assemble(safe("trace fed to the debugger: ", "yellow"),
+                                  safe(f"{traced.status} on {_one_line(traced.input)}")))
+    head.add(Text.assemble(safe("program\n", "dim"), safe(execution.program)))
+    head.add(Text.assemble(safe("trace\n", "dim"), safe(execution.trace)))
 
 
 def failure_text(test: TestRun) -> Text:

@@ -125,4 +125,4 @@ def trimmed(view: ProblemView) -> ProblemView:
 def _trimmed(step: Call | Execution) -> Call | Execution:
     if isinstance(step, Call):
         return replace(step, prompt=shortened(step.prompt), reply=shortened(step.reply))
-    return replace(step, program=shortened(step.program))
+    return replace(step, program=shortened(step.program), trace=shortened(step.trace, lines=24, chars=2000))

@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from solidcoder.errors import SandboxFailure
 from solidcoder.problem import Problem
 from solidcoder.stages.live import GeneratedTest, LiveExecutor, Outcome, first_call
 from solidcoder.stages.oracle import bindings, parameters
@@ -48,9 +47,7 @@ def checkable(test: GeneratedTest, problem: Problem) -> bool:
 def rejected_example_result(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
     """A structured call test whose property is false of a public example's expected result."""
     for index, script in _property_checks(test, problem):
-        run = live.pool.run_program(script, "", live.limits)
-        if run.status == "sandbox_error":
-            raise SandboxFailure(run.detail)
+        run = live.run_program(script, "evidence", f"the property {test.prop!r} of example {index + 1}")
         if not run.ok:
             why = (run.stderr.strip().splitlines() or [run.status])[-1][:200]
             return f"the property {test.prop[:200]!r} is false of example {index + 1}'s expected result ({why})"

@@ -16,8 +16,9 @@ from __future__ import annotations
 import ast
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from solidcoder.core.executions import TestRun, UnitExecutions
 from solidcoder.errors import SandboxFailure
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, TestVerdict
@@ -63,6 +64,14 @@ class SuiteTest:
 
     id: str
     test: TestCase | GeneratedTest
+
+
+def kept_test(test: SuiteTest) -> SuiteTest:
+    """An accumulated test [D]: the same test, its origin marked `kept` so that its later runs (recorded as kind
+    `kept`) are told from the run that found it failing."""
+    if not isinstance(test.test, GeneratedTest) or test.test.origin.startswith("kept"):
+        return test
+    return SuiteTest(test.id, replace(test.test, origin=f"kept {test.test.origin}".strip()))
 
 
 @dataclass
@@ -124,9 +133,12 @@ def _origins(outcomes: list[Outcome]) -> str:
 class LiveExecutor:
     """Evaluates candidates on a problem's sandbox pool."""
 
-    def __init__(self, pool: Executor, problem: Problem, judge: Judge | None = None):
-        """`judge`: the run's (`SolveContext.judge`, which records every verdict), else a plain one on `pool`."""
+    def __init__(self, pool: Executor, problem: Problem, judge: Judge | None = None,
+                 executions: UnitExecutions | None = None):
+        """`judge`: the run's (`SolveContext.judge`, which records every verdict), else a plain one on `pool`;
+        `executions`: the unit's recorder, told of the runs made outside the judge (stdin property checks)."""
         self.pool, self.problem, self.judge = pool, problem, judge or Judge(pool)
+        self.executions = executions
         self.limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
 
     async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
@@ -142,9 +154,27 @@ class LiveExecutor:
             judged = await self._judged(code, [t for t in tests if isinstance(t.test, TestCase)])
             by_id = {o.id: o for o in judged}
             outcomes = [by_id.get(t.id) or await self._stdio_generated(code, t) for t in tests]
+            self._record(code, [o for o in outcomes if o.id not in by_id])
         if any(o.status == "sandbox_error" for o in outcomes):
             raise SandboxFailure(next(o.detail for o in outcomes if o.status == "sandbox_error"))
         return Evaluation(code, outcomes)
+
+    def run_program(self, code: str, kind: str, given: str) -> ExecResult:
+        """Run a program of the pipeline's own (no stdin) outside the judge, its run recorded as a `kind` test on
+        `given`; raises `SandboxFailure` when the sandbox failed."""
+        run = self.pool.run_program(code, "", self.limits)
+        if run.status == "sandbox_error":
+            raise SandboxFailure(run.detail)
+        if self.executions is not None:
+            self.executions.ran(code, [TestRun(kind=kind, status="pass" if run.ok else run.status, input=given,
+                                               actual=run.stdout, detail=_last_line(run))])
+        return run
+
+    def _record(self, code: str, outcomes: list[Outcome], kind: str = "generated") -> None:
+        """Tell the recorder of tests run outside the judge (generated stdin tests, evidence checks)."""
+        if self.executions is not None and outcomes:
+            self.executions.ran(code, [TestRun(kind=kind, status=o.status, input=o.stdin, expected=o.expected,
+                                               actual=o.actual, detail=o.detail, name=o.id) for o in outcomes])
 
     async def _judged(self, code: str, tests: list[SuiteTest]) -> list[Outcome]:
         if not tests:
@@ -182,7 +212,9 @@ class LiveExecutor:
 
     def check_output(self, base: Outcome, test: GeneratedTest, stdout: str) -> Outcome:
         """`base`, passed when the test's property check (its own sandboxed program) accepts `stdout`."""
-        return _checked(base, self.pool.run(*self._check_run(test, stdout)))
+        checked = _checked(base, self.pool.run(*self._check_run(test, stdout)))
+        self._record(test.source, [replace(checked, actual=stdout)], "evidence")
+        return checked
 
     def _check_run(self, test: GeneratedTest, stdout: str) -> tuple[dict, str, Limits]:
         """The sandbox run of a test's property check on `stdout`: its own program, the run as JSON on stdin."""

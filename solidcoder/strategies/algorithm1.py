@@ -43,12 +43,13 @@ from typing import Any
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.core.keys import without_later_defaults
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
+from solidcoder.execution.executor import Executor
 from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, TEMPLATE_VARIABLES, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import block_trace_failure, format_trace, trace_failure
 from solidcoder.stages.evidence import checkable, contradiction, wrong_argument_types
-from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest
+from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, Outcome, SuiteTest, kept_test
 from solidcoder.stages.oracle import (
     ORACLE_SCHEMAS,
     input_only,
@@ -131,7 +132,7 @@ class Loop:
 
     def __init__(self, problem: Problem, ctx: SolveContext, config: PaperSettings, seed: str | None = None) -> None:
         self.problem, self.ctx, self.config, self.seed = problem, ctx, config, seed
-        self.live = LiveExecutor(ctx.pool, problem, ctx.judge)
+        self.live = LiveExecutor(ctx.pool, problem, ctx.judge, ctx.executions)
         self.common = problem_variables(problem)
         self.public = [SuiteTest(f"public-{i}", t) for i, t in enumerate(problem.public_tests)]
         self.kept: list[SuiteTest] = []
@@ -241,6 +242,7 @@ class Loop:
             if failure is None:
                 break
             if self.config.defensive:
+                test = kept_test(test)
                 self.kept.append(test)
             self.take(await self.kept_if_better(self.code, await self.fix(self.code, test, failure), [test]))
 
@@ -337,10 +339,10 @@ class Loop:
         if not failures:
             return ""
         self.stages.append("trace")
-        if self.config.trace_feedback == "blocks":
-            return await asyncio.to_thread(block_trace_failure, self.ctx.pool, self.problem, code, failures[0])
-        result = await asyncio.to_thread(trace_failure, self.ctx.pool, self.problem, code, failures[0])
-        return format_trace(result) if result is not None else ""
+        form, failure = "blocks" if self.config.trace_feedback == "blocks" else "values", failures[0]
+        text = await asyncio.to_thread(_trace_text, form, self.ctx.pool, self.problem, code, failure)
+        self.ctx.traced(code, form, failure.call or failure.stdin or failure.input, text)
+        return text
 
     async def kept_if_better(self, old: str, new: str, extra: list[SuiteTest]) -> str:
         """`monotonic`: the new program only if it loses no passed test and passes one more; else it replaces S."""
@@ -374,6 +376,14 @@ def _reason(verdict: str, limit: int = 300) -> str:
     sentence after the verdict)."""
     text = re.sub(r"\bINVALID\b[.:]?", " ", verdict)
     return " ".join(text.split())[:limit] or "(no reason given)"
+
+
+def _trace_text(form: str, pool: Executor, problem: Problem, code: str, failure: Outcome) -> str:
+    """The debug prompt's trace of `code` on a failing test: LDB's blocks, or the tracer's final values."""
+    if form == "blocks":
+        return block_trace_failure(pool, problem, code, failure)
+    result = trace_failure(pool, problem, code, failure)
+    return format_trace(result) if result is not None else ""
 
 
 def _report(evaluation: Evaluation, limit: int = 3) -> str:

@@ -131,7 +131,7 @@ class _Flow:
     record: dict[str, Any] = field(default_factory=lambda: {"fixes": 0, "reverted": 0})
 
     def __post_init__(self) -> None:
-        self.live = LiveExecutor(self.ctx.pool, self.problem, self.ctx.judge)
+        self.live = LiveExecutor(self.ctx.pool, self.problem, self.ctx.judge, self.ctx.executions)
         self.public = [SuiteTest(f"public-{i}", t) for i, t in enumerate(self.problem.public_tests)]
         self.suite = [*reversed(self.public), *self.public]  # step 4 puts the AI tests in the middle
         self.variables = {**problem_variables(self.problem), "tests": _examples_text(self.problem)}

@@ -127,6 +127,7 @@ async def ldb_round(problem: Problem, ctx: SolveContext, code: str, report: Judg
     test = problem.public_tests[failure.index]
     trace = await asyncio.to_thread(trace_test, ctx, problem, code, test)
     shown = trace.prompt_text(code) + "\n" if trace.blocks and not trace.error else ""
+    ctx.traced(code, "blocks", test.call or test.stdin or test.script or "", shown)
     output = real_output(failure, trace)
     variables = {**_base(problem, code), "failing_test": f"{assertion_text(test)} # Real Execution Output: {output}",
                  "trace": shown}
