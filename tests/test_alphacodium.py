@@ -129,3 +129,27 @@ def test_distance_is_the_anchors_numeric_or_line_difference_and_infinite_for_a_c
     assert distance(evaluation(("fail", "3", "4"), ("error", "3", "Traceback"))) == math.inf
     assert _closest([(math.inf, "a"), (2.0, "b"), (2.0, "c")]) == "b"
     assert _closest([(math.inf, "a"), (math.inf, "b")]) == "b"  # all infinite: the last one, as the anchor
+
+
+SUM_GOOD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+SUM_BAD = "```python\na, b = map(int, input().split())\nprint(a - b)\n```"
+SUM_AI_TESTS = "```yaml\ntests:\n- input: |\n    5 5\n  output: |\n    10\n  explanation: |\n    5 + 5\n```"
+
+
+def test_a_stdin_problem_runs_the_whole_flow_on_standard_input_and_output(scripted_server, sandbox_pool, tmp_path):
+    stdin_reflection = json.dumps({"self_reflection": ["sum two integers"], "tests_explanations": [
+        {"input": "1 2", "output": "3", "explanation": "the sum"}]})
+    scripted = router(scripted_server, 1, reflect=[stdin_reflection], ai_tests=[SUM_AI_TESTS], solve=[SUM_BAD],
+                      fix_solution=[SUM_GOOD])
+    problem = Problem(id="sum", kind="stdio", statement="Read a and b; print a + b.",
+                      public_tests=[TestCase(kind="stdio", stdin="1 2\n", expected_stdout="3\n")],
+                      hidden_tests=[TestCase(kind="stdio", stdin="-1 10\n", expected_stdout="9\n")])
+    strategy = AlphaCodium(AlphaCodiumSettings(initial_attempts=0))
+    results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path, (problem,))
+    row = results[0]
+    assert not errors and row["passed"] and row["notes"]["verified"] and row["notes"]["ai_tests"] == 1
+    assert scripted.seen == [S + s for s in ("reflect", "possible_solutions", "choose_best", "ai_tests", "solve",
+                                             "analyze_failure", "fix_solution")]
+    error = "test input:\n1 2\n\nexpected output:\n3\n\ncode output:\n-1\n"  # the real run's stdout, not a call's
+    assert error in prompts(scripted_server, "fix_solution")[0]
+    assert row["notes"]["final_passed"] == 2 and "print(a + b)" in row["code"]
