@@ -270,3 +270,27 @@ def test_tier_2_takes_ldbs_block_trace_as_an_option():
     assert strategy.full.config.trace_feedback == "blocks" and strategy.settings()["trace_feedback"] == "blocks"
     assert strategy.settings()["full"]["trace_feedback"] == "blocks"
     assert "trace_feedback" not in make_strategy("solidcoder-routed").settings()  # the default's key is unchanged
+
+
+def test_the_guard_sends_a_tier_0_program_that_fails_the_generated_tests_to_tier_1(scripted_server, sandbox_pool,
+                                                                                   tmp_path):
+    # ZERO_BUG passes the public test add(1, 2) but fails two of the three generated tests: tier 1 runs, on the
+    # same tests (no second call), and its agreement selector picks GOOD over the larger ZERO_BUG cluster
+    router = StageRouter(scripted_server).queue("strategies/direct", ZERO_BUG, ZERO_BUG, ZERO_BUG, GOOD, ZERO_BUG,
+                                                GOOD)
+    router.queue(GENERATED, TESTS_REPLY)
+    row = routed(scripted_server, sandbox_pool, tmp_path, (ADD0,),
+                 strategy="solidcoder-routed:guard=tests,selector=agreement")
+    assert row["passed"] and row["notes"]["tier"] == 1 and "if a else 0" not in row["code"]
+    assert router.seen == ["strategies/direct", GENERATED, *["strategies/direct"] * 5] and row["calls"] == 3
+    assert row["notes"]["guard"] == "passed 1 of 3 generated tests"
+
+
+def test_the_guard_accepts_a_tier_0_program_that_passes_half_the_generated_tests(scripted_server, sandbox_pool,
+                                                                                  tmp_path):
+    half = '{"tests": [{"input": "add(0, 5)", "output": "5"}, {"input": "add(2, 3)", "output": "6"}]}'
+    router = StageRouter(scripted_server).queue("strategies/direct", GOOD).queue(GENERATED, half)
+    row = routed(scripted_server, sandbox_pool, tmp_path, (ADD0,), strategy="solidcoder-routed:guard=tests")
+    assert row["passed"] and row["notes"]["tier"] == 0 and row["calls"] == 2
+    assert router.seen == ["strategies/direct", GENERATED] and row["notes"]["guard"] == "passed 1 of 2 generated tests"
+    assert "guard" not in make_strategy("solidcoder-routed").settings()  # the default's key is unchanged

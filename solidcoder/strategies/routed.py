@@ -9,6 +9,10 @@ cites the development sets' rows (HumanEval 0-39, MBPP 0-39); the settings' comm
   one), run on the public tests. Accepted when they all passed and at least one ran. With `oracle=shared` (routed
   v1's setting) or `oracle=program`, an oracle round runs too (a judged red-team test, executed) and must pass: the
   test is written from the problem alone and shared with tier 1, or written against the program.
+* Tier 0's guard (`guard=tests`, off by default): before tier 0's program is accepted, the model writes tests from
+  the problem alone (CodeT's generated tests, one call; `prompts/refinements/generated_tests.j2`) and the program
+  must pass at least half of those it can run; otherwise tier 1 runs. The same tests serve tier 1's `agreement`
+  selector, without a second call.
 * Tier 1: `samples` programs at `temperature` (the choices of one request, so the prompt is billed once), pruned
   by the cheap verifiers (syntax, lint, public tests) and clustered by behaviour on the public inputs; the largest
   cluster's program goes through the same check (with an oracle: the shared test, asked for now if tier 0 never
@@ -30,9 +34,9 @@ cites the development sets' rows (HumanEval 0-39, MBPP 0-39); the settings' comm
 Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
 (`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
 Algorithm 1 preset or ablation tier 2 runs, `full_calls` its call budget, `none` for the run's cap alone, `oracle`
-`none`, `shared` or `program`, `selector` `majority` or `agreement`, `trace_feedback` tier 2's debug trace, `values`
-or `blocks`). With `max_tier` below 2 a problem no tier accepted is answered with the best program
-its tiers produced, unverified.
+`none`, `shared` or `program`, `selector` `majority` or `agreement`, `guard` `none` or `tests`, `trace_feedback`
+tier 2's debug trace, `values` or `blocks`). With `max_tier` below 2 a problem no tier accepted is answered with the
+best program its tiers produced, unverified.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from solidcoder.core.calls import UnitModel
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.core.keys import without_later_defaults
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
-from solidcoder.problem import Problem
+from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import problem_variables
 from solidcoder.requirements import Requirement
 from solidcoder.stages.live import SuiteTest
@@ -58,8 +62,9 @@ ORACLES = ("program", "shared", "none")
 # strategy did before it existed), so those runs keep their configuration key (core/keys.py). A new field of
 # `RoutedSettings` goes here, or every recorded key of this strategy changes (tests/test_keys.py checks recorded ones).
 LATER_SETTINGS = {"max_tier": 2, "full_calls": None, "oracle": "program", "selector": "majority",
-                  "trace_feedback": None}
+                  "trace_feedback": None, "guard": "none"}
 SELECTORS = ("majority", "agreement")
+GUARDS = ("none", "tests")
 GENERATED_TESTS = "refinements/generated_tests"
 TEST_COUNT = 6  # tests asked of the model for `selector=agreement` (AlphaCodium's number_of_ai_tests)
 
@@ -84,6 +89,8 @@ class RoutedSettings:
     selector: str = "majority"
     # Tier 2's debug trace, replacing its loop's own: "values" (final values) or "blocks" (LDB's block trace).
     trace_feedback: str | None = None
+    # Tier 0's guard against false accepts: "tests" (the program must pass half the generated tests) or "none".
+    guard: str = "none"
 
 
 def parse_routed(options: str) -> RoutedSettings:
@@ -92,9 +99,9 @@ def parse_routed(options: str) -> RoutedSettings:
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, _, value = item.partition("=")
         if key not in ("samples", "temperature", "full", "max_tier", "full_calls", "oracle", "selector",
-                       "trace_feedback"):
+                       "trace_feedback", "guard"):
             raise BadInput(f"unknown solidcoder-routed option {key!r}; known: samples, temperature, full, max_tier, "
-                           "full_calls, oracle, selector, trace_feedback")
+                           "full_calls, oracle, selector, trace_feedback, guard")
         setattr(settings, key, _option_value(key, value, item))
     return settings
 
@@ -105,6 +112,7 @@ def _option_value(key: str, value: str, item: str) -> Any:
     if key == "full_calls" and value == "none":
         return None
     if key == "oracle" and value in ORACLES or key == "selector" and value in SELECTORS \
+            or key == "guard" and value in GUARDS \
             or key == "trace_feedback" and value in ("values", "blocks"):
         return value
     if key in ("samples", "full_calls") and value.isdigit() and int(value) >= 1 \
@@ -115,7 +123,7 @@ def _option_value(key: str, value: str, item: str) -> Any:
     raise BadInput(f"solidcoder-routed option {item!r}: samples takes a count >= 1, temperature a number > 0, "
                    "max_tier 0, 1 or 2, full an Algorithm 1 name (solidcoder, solidcoder+, solidcoder+_no_oracle), "
                    "full_calls a count >= 1 or none, oracle none, shared or program, selector majority or agreement, "
-                   "trace_feedback values or blocks")
+                   "guard none or tests, trace_feedback values or blocks")
 
 
 @dataclass
@@ -124,6 +132,7 @@ class _Tiers:
 
     model: UnitModel
     spent: list[dict] = field(default_factory=list)
+    guard: str = ""  # tier 0's guard: how many generated tests the program passed
     _mark: tuple = (0, 0, 0.0)
 
     def start(self) -> None:
@@ -149,7 +158,7 @@ class Routed:
     @property
     def templates(self) -> tuple[str, ...]:
         shared = (SHARED_ORACLE,) if self.config.oracle == "shared" else ()
-        generated = (GENERATED_TESTS,) if self.config.selector == "agreement" else ()
+        generated = (GENERATED_TESTS,) if self.config.selector == "agreement" or self.config.guard == "tests" else ()
         return ("strategies/direct", *self.full.templates, *shared, *generated)
 
     def with_loop(self, changes: dict[str, Any]) -> Routed:
@@ -180,12 +189,15 @@ class Routed:
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         loop, tiers, failing = self.full.loop(problem, ctx), _Tiers(ctx.model), []
         oracle, code, tier = _Oracle(loop, self.config.oracle), "", 0
+        generated = _Generated(problem, loop)
         try:
             for tier in range(min(self.config.max_tier, 1) + 1):
                 tiers.start()
-                found = [await self._direct(problem, loop)] if tier == 0 else await self._sampled(problem, loop)
+                found = [await self._direct(problem, loop)] if tier == 0 else \
+                    await self._sampled(problem, loop, generated)
                 loop.history.extend(program for program in reversed(found) if program)  # the top-ranked last
-                accepted = bool(found[0]) and await _checked(loop, oracle, found[0], failing, found[1:])
+                accepted = bool(found[0]) and await _checked(loop, oracle, found[0], failing, found[1:]) \
+                    and (tier > 0 or await self._guarded(problem, generated, found[0], tiers))
                 code = found[0] or code  # the answer so far, should a cap stop the run
                 tiers.end(tier)
                 if accepted:
@@ -212,7 +224,20 @@ class Routed:
     async def _direct(self, problem: Problem, loop: Loop) -> str:
         return loop.program(await ask(loop.ctx, "strategies/direct", **problem_variables(problem)))
 
-    async def _sampled(self, problem: Problem, loop: Loop) -> list[str]:
+    async def _guarded(self, problem: Problem, generated: _Generated, code: str, tiers: _Tiers) -> bool:
+        """`guard=tests`: tier 0's program passes at least half of the generated tests it can run (no readable test:
+        nothing to go on, accepted); `notes.guard` says how many it passed."""
+        if self.config.guard == "none":
+            return True
+        tests = await generated.tests()
+        if not tests:
+            tiers.guard = "no readable generated test"
+            return True
+        report = await generated.loop.ctx.judge.ajudge(problem, code, tests)
+        tiers.guard = f"passed {report.pass_count} of {report.total} generated tests"
+        return report.pass_count * 2 >= report.total
+
+    async def _sampled(self, problem: Problem, loop: Loop, generated: _Generated) -> list[str]:
         """The survivors of prune-then-rank, best first ([""] when none survived)."""
         from solidcoder.verify.select import sample_then_rank
 
@@ -221,21 +246,35 @@ class Routed:
                                          self.config.temperature, ctx.max_tokens, read=loop.program, judge=ctx.judge)
         ranked = [candidate for candidate, _ in sampled.ranking.ranked]
         if self.config.selector == "agreement" and len(ranked) > 1:
-            ranked = await _by_agreement(problem, loop, ranked)
+            ranked = await _by_agreement(problem, loop, ranked, await generated.tests())
         return [candidate.code for candidate in ranked] or [""]
 
 
-async def _by_agreement(problem: Problem, loop: Loop, ranked: list) -> list:
-    """Tier 1's survivors ranked again by CodeT's dual agreement on tests the model writes from the problem alone
-    (`prompts/refinements/generated_tests.j2`); unreadable tests leave the majority's order."""
+class _Generated:
+    """CodeT's tests written from the problem alone (`prompts/refinements/generated_tests.j2`), asked for at most
+    once per problem: tier 0's guard and tier 1's agreement selector share them."""
+
+    def __init__(self, problem: Problem, loop: Loop):
+        self.problem, self.loop, self._tests = problem, loop, None
+
+    async def tests(self) -> list[TestCase]:
+        """The readable tests of the one reply (asked for on first use)."""
+        from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
+
+        if self._tests is None:
+            reply = await ask(self.loop.ctx, GENERATED_TESTS, count=str(TEST_COUNT), **problem_variables(self.problem))
+            examples = read_examples(load_reply(reply, ("input:", "output:")) or {}) or []
+            self._tests = [t for t in (example_test(e, self.problem) for e in examples) if t is not None]
+        return self._tests
+
+
+async def _by_agreement(problem: Problem, loop: Loop, ranked: list, tests: list[TestCase]) -> list:
+    """Tier 1's survivors ranked again by CodeT's dual agreement on the generated tests; none readable leaves the
+    majority's order."""
     import asyncio
 
-    from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
     from solidcoder.verify.rank import AgreementScorer
 
-    reply = await ask(loop.ctx, GENERATED_TESTS, count=str(TEST_COUNT), **problem_variables(problem))
-    examples = read_examples(load_reply(reply, ("input:", "output:")) or {}) or []
-    tests = [test for test in map(lambda e: example_test(e, problem), examples) if test is not None]
     if not tests:
         return ranked
     scores = await asyncio.to_thread(AgreementScorer(loop.ctx.judge, tests).scores, problem, ranked)
@@ -316,4 +355,5 @@ async def _best_seen(code: str, tier: int, tiers: _Tiers, loop: Loop, failing: l
 
 def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, verified: bool,
              stopped: ProblemBudgetExceeded | None = None) -> Attempt:
-    return replace(loop.attempt(stopped, tier=tier, tiers=tiers.spent), code=code, verified=verified)
+    guard = {"guard": tiers.guard} if tiers.guard else {}
+    return replace(loop.attempt(stopped, tier=tier, tiers=tiers.spent, **guard), code=code, verified=verified)
