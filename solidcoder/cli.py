@@ -281,7 +281,7 @@ def rank(
 
     settings = rank_preset(preset, prune)
     problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
-    typer.echo(run_rank(candidates, problems, settings, orm, k, executor, generated_tests))
+    typer.echo(run_rank(candidates, problems, settings, orm, k, executor, generated_tests, data_file))
 
 
 # solve's own options, named here so that its signature stays one line an option.

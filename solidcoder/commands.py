@@ -55,7 +55,8 @@ def run_check(solution: Path, problem_path: Path, hidden: bool = False, as_json:
     tests = problem.public_tests + (problem.hidden_tests if hidden else [])
     if not tests:
         raise BadInput(f"{problem_path}: problem {problem.id!r} has no tests to run")
-    with SandboxPool(SandboxConfig(workers=min(len(tests), 4))) as pool:
+    # the problem file holds the hidden tests: no run may read it
+    with SandboxPool(SandboxConfig(workers=min(len(tests), 4), hidden_paths=(str(problem_path),))) as pool:
         report = Judge(pool).judge(problem, code, tests)
     rows = [CheckedTest(v.index, v.index >= len(problem.public_tests), v.status, v.detail, round(v.wall_s, 4))
             for v in report.verdicts]

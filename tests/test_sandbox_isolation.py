@@ -123,6 +123,19 @@ def test_a_data_file_the_caller_names_is_not_readable(import_dir):
     assert "SECRET" not in read_in_sandbox(SandboxConfig(workers=1, hidden_paths=(str(data),)), data)
 
 
+def test_check_hides_the_problem_file_that_holds_the_hidden_tests(import_dir):
+    from solidcoder.commands import run_check
+
+    problem = import_dir / "problem.json"
+    problem.write_text('{"id": "p", "kind": "stdio", "statement": "Print the answer.", "public_tests": [{"kind": '
+                       '"stdio", "stdin": "", "expected_stdout": "42\\n"}]}')
+    solution = import_dir / "solution.py"  # prints the expected output if it can read the problem file
+    solution.write_text(f"import json\ntry:\n    print(json.load(open({str(problem)!r}))['public_tests'][0]"
+                        "['expected_stdout'], end='')\nexcept OSError:\n    print(0)\n")
+    assert "42" in read_in_sandbox(SandboxConfig(workers=1), problem)  # shown, were it not hidden
+    assert run_check(solution, problem, as_json=True) is False
+
+
 def test_a_huggingface_cache_inside_an_import_path_is_not_found(import_dir, monkeypatch):
     cache = import_dir / "hf-home"
     (cache / "datasets").mkdir(parents=True)

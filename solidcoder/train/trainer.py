@@ -173,7 +173,8 @@ def run_training(cfg: TrainConfig, model=None, tokenizer=None) -> Path:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
-    with make_executor(cfg.executor, SandboxConfig(workers=cfg.sandbox_workers)) as pool:
+    hidden = (cfg.data,) if cfg.data else ()  # the training data holds the tests and references: no run may read it
+    with make_executor(cfg.executor, SandboxConfig(workers=cfg.sandbox_workers, hidden_paths=hidden)) as pool:
         parts = build_components(cfg, pool, problems)
         trainer = make_trainer(cfg, model, tokenizer, parts, StepTimer())
         trainer.train()

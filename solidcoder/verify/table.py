@@ -175,17 +175,20 @@ def _generated_row(line: str, where: str) -> tuple[str, list[TestCase]]:
 
 
 def run_rank(candidates: Path, problems: list[Problem], settings: RankSettings, orm: str, k: int,
-             executor: str = "local", generated_tests: Path | None = None) -> str:
+             executor: str = "local", generated_tests: Path | None = None, data_file: Path | None = None) -> str:
     """Load everything, build the filters and rankers, and return the formatted table. `executor` is where the
     verifiers run programs (`--executor local|ray[:ADDRESS]`); PPS then includes its overhead. `generated_tests`
-    adds CodeT's agreement selector on those tests."""
+    adds CodeT's agreement selector on those tests. `data_file`, the dataset's file, is hidden from every run."""
     from solidcoder.execution.executor import make_executor
     from solidcoder.verify.rank import GeneratedTestsScorer
     from solidcoder.verify.weak import make_verifier
 
     samples = read_candidates(candidates)
     tests = read_generated_tests(generated_tests) if generated_tests is not None else None
-    with make_executor(executor) as pool:
+    from solidcoder.execution.sandbox import SandboxConfig
+
+    hidden = tuple(str(p) for p in (data_file, generated_tests) if p is not None)
+    with make_executor(executor, SandboxConfig(hidden_paths=hidden)) as pool:
         judge = Judge(pool)
         chain = [make_verifier(spec, judge) for spec in settings.prune]
         rankers: list[Scorer] = [baseline_ranker(settings, judge)]
