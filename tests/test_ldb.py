@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 
 from stage_router import StageRouter
-from test_bench_strategies import BAD, GOOD, run
+from test_bench_strategies import BAD, GOOD, run, run_capped
 
 from solidcoder.execution.blocks import shorten, trace_blocks
 from solidcoder.strategies import make_strategy
 
 LOOP = "def f(n):\n    total = 0\n    for i in range(n):\n        if i % 2:\n            total += i\n    return total\n"
+ZERO_BUG = "```python\ndef add(a, b):\n    return a if b else 0\n```"  # fails add(1, 2) as BAD does
 DEBUG = json.dumps({"blocks": [{"block": "BLOCK-0", "correct": False, "explanation": "subtracts instead of adds"}]})
 
 
@@ -86,3 +87,13 @@ def test_a_program_that_cannot_be_traced_gets_ldbs_feedback_and_no_debug_call(sc
     assert results[0]["passed"] and router.seen == ["strategies/direct", "strategies/ldb_fix"]
     assert "Feedback: With the above function, the assertion is `assert add(1, 2) == 3`" in router.prompt(
         "strategies/ldb_fix")
+
+
+def test_the_call_cap_mid_round_answers_with_the_last_program_checked(scripted_server, sandbox_pool, tmp_path):
+    # seed, then debug + fix: the cap of 4 calls falls on round 2's fix call; round 1's program is the answer
+    router = StageRouter(scripted_server, **{"strategies/ldb_debug": DEBUG}).queue("strategies/direct", BAD)
+    router.queue("strategies/ldb_fix", ZERO_BUG, GOOD)
+    totals, results, errors = run_capped(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path, 4)
+    assert not errors and not totals.stopped and results[0]["calls"] == 4 and not results[0]["passed"]
+    assert "return a if b else 0" in results[0]["code"] and "cap of 4" in results[0]["notes"]["stopped"]
+    assert len(results[0]["notes"]["rounds"]) == 1

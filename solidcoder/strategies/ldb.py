@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from solidcoder.core.context import SolveContext, ask
-from solidcoder.errors import BadInput
+from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.execution.blocks import BlockTrace, trace_blocks
 from solidcoder.execution.judge import JudgeReport, TestVerdict
 from solidcoder.execution.sandbox import Limits
@@ -106,13 +106,17 @@ class Ldb(NoLoop):
         code = self.code if self.code is not None else (await self.seed.solve(problem, ctx)).code
         report = await ctx.check(problem, code)
         rounds: list[LdbRound] = []
-        while not report.passed and report.failures() and len(rounds) < self.config.rounds:
-            code, done = await ldb_round(problem, ctx, code, report)
-            report = await ctx.check(problem, code)
-            rounds.append(done)
-            done.passed = report.pass_count
+        stopped = None
+        try:
+            while not report.passed and report.failures() and len(rounds) < self.config.rounds:
+                fixed, done = await ldb_round(problem, ctx, code, report)
+                code, report = fixed, await ctx.check(problem, fixed)
+                rounds.append(done)
+                done.passed = report.pass_count
+        except ProblemBudgetExceeded as exc:  # --max-calls: the last program checked is the answer
+            stopped = exc
         record = {"seed": self.config.seed, "rounds": [asdict(r) for r in rounds]}
-        return Attempt(code=code, verified=report.passed if report.total else None, record=record)
+        return Attempt(code=code, verified=report.passed if report.total else None, stopped=stopped, record=record)
 
 
 def make_seed(name: str) -> Strategy:
