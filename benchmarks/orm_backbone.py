@@ -9,7 +9,8 @@ Held out by dataset: the ORM is trained on one development set's pairs and score
 Pairwise accuracy: the share of held-out pairs whose correct program scores above the incorrect one. Baseline: the
 same backbone with its head untrained, scored in the same run.
 
-Usage: python benchmarks/orm_backbone.py --out DIR [--max-steps N] [--max-length 512] [--gguf FILE]
+Usage: python benchmarks/orm_backbone.py --out DIR [--train-on humaneval|mbpp|both] [--max-steps N] [--max-length 512]
+       [--lr 2e-5] [--gguf FILE]
 """
 
 from __future__ import annotations
@@ -109,14 +110,18 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--train-on", choices=[*DEV, "both"], default="both",
+                        help="the development set trained on (the other is held out); both: each in turn")
     args = parser.parse_args()
     gguf = args.gguf or default_gguf()
     base = backbone(gguf, args.out / "backbone")
     library = PromptLibrary.from_env()
     pairs = {name: build_pairs(rows(name), library, seed=args.seed) for name in DEV}
     print(f"backbone: {gguf.name} (transformers checkpoint {base}); pairs: "
-          + ", ".join(f"{name} {len(found)}" for name, found in pairs.items()))
+          + ", ".join(f"{name} {len(found)}" for name, found in pairs.items()), flush=True)
     for train_on, held_on in (("humaneval", "mbpp"), ("mbpp", "humaneval")):
+        if args.train_on not in ("both", train_on):
+            continue
         started = time.monotonic()
         before, after = fold(base, pairs[train_on], pairs[held_on], args.out / f"{train_on}-to-{held_on}", args)
         print(f"trained on {train_on} ({len(pairs[train_on])} pairs), held out {held_on} ({len(pairs[held_on])} "
