@@ -413,6 +413,7 @@ def report(
                                               "RUN_DIR/report.html).")] = None,
     same_problems: Annotated[bool, typer.Option("--same-problems", help="Score only problems every run finished.")]
     = False,
+    ids: Ids = None,
 ) -> None:
     """Print pass@1 and cost tables for run directories and write a self-contained HTML report.
 
@@ -420,7 +421,7 @@ def report(
     """
     from solidcoder.bench.command import run_report
 
-    run_report(run_dirs, html, typer.echo, same_problems)
+    run_report(run_dirs, html, typer.echo, same_problems, ids)
 
 
 @app.command(cls=_Command)

@@ -248,6 +248,19 @@ def test_report_same_problems_compares_only_shared_problems(tmp_path):
     assert shared == {"direct": (1, 1.0), "solidcoder": (1, 1.0)}
 
 
+def test_report_ids_scores_only_the_problems_the_file_names(tmp_path):
+    store = ResultStore(tmp_path / "run")
+    for pid in ("a", "b", "c"):
+        store.add_result({"key": pid, "id": pid, "passed": pid != "c", "dataset": "d", "strategy": "direct",
+                          "model": "m", "config_hash": "h"})
+    store.close()
+    (tmp_path / "ids.txt").write_text("b\nc\n")
+    done = run_cli([sys.executable, "-m", "solidcoder", "report", str(tmp_path / "run"), "--ids",
+                    str(tmp_path / "ids.txt")])
+    assert done.returncode == 0, done.stderr
+    assert "pass@1 50.0 % [9.5, 90.5] (95 %, 2 problems)" in done.stdout
+
+
 def test_report_tells_two_configurations_of_one_method_apart_by_their_hash(tmp_path):
     from solidcoder.bench.report import load_summaries, pass_table
 

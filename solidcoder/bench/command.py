@@ -225,13 +225,15 @@ def _print_summary(run_dir: Path, spec: RunSpec, totals: RunTotals, echo: Echo) 
         echo(f"stopped early: {totals.stopped}")
 
 
-def run_report(run_dirs: list[Path], html_path: Path | None, echo: Echo = print, same_problems: bool = False) -> None:
+def run_report(run_dirs: list[Path], html_path: Path | None, echo: Echo = print, same_problems: bool = False,
+               ids_file: Path | None = None) -> None:
     from solidcoder.bench.html import write_html
     from solidcoder.bench.report import load_summaries, print_tables
+    from solidcoder.datasets import read_ids
     from solidcoder.show.html import problems_html
     from solidcoder.show.load import load_run
 
-    summaries = load_summaries(run_dirs, same_problems)
+    summaries = load_summaries(run_dirs, same_problems, set(read_ids(ids_file)) if ids_file else None)
     if not summaries:
         raise BadInput("no results in the given run directories")
     print_tables(summaries)

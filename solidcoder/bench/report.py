@@ -24,16 +24,17 @@ if TYPE_CHECKING:
 RUNS = "runs.jsonl"
 
 
-def load_summaries(run_dirs: list[Path], same_problems: bool = False) -> list[Summary]:
+def load_summaries(run_dirs: list[Path], same_problems: bool = False, ids: set[str] | None = None) -> list[Summary]:
     """Summaries of every configuration in the run directories; `same_problems` keeps, per dataset, only the
-    problems every configuration finished (a fair comparison of runs that stopped at different points)."""
+    problems every configuration finished (a fair comparison of runs that stopped at different points); `ids`, when
+    given, only those problems."""
     results: list[dict] = []
     errors: list[dict] = []
     labels: dict[str, str] = {}
     for run_dir in run_dirs:
         if not (run_dir / RESULTS).exists() and not (run_dir / ERRORS).exists():
             raise BadInput(f"{run_dir}: not a run directory (no {RESULTS})")
-        rows, failed = read_rows(run_dir / RESULTS), read_rows(run_dir / ERRORS)
+        rows, failed = (_only(read_rows(run_dir / name), ids) for name in (RESULTS, ERRORS))
         _mark_reruns(run_dir, rows + failed, {row["config_hash"] for row in results + errors})
         results, errors = results + rows, errors + failed
         labels.update({r["config_hash"]: r.get("label", "") for r in read_rows(run_dir / RUNS) if r.get("label")})
@@ -41,6 +42,10 @@ def load_summaries(run_dirs: list[Path], same_problems: bool = False) -> list[Su
     for s in summaries:
         s.label = labels.get(s.config_hash, "")
     return _distinct_names(summaries)
+
+
+def _only(rows: list[dict], ids: set[str] | None) -> list[dict]:
+    return rows if ids is None else [row for row in rows if row.get("id") in ids]
 
 
 def _mark_reruns(run_dir: Path, rows: list[dict], earlier: set[str]) -> None:

@@ -113,7 +113,7 @@ def select(items: list, options: DataOptions, name: str, report: LoadReport | No
     elif options.subset:
         items = _keep(items, _subset_ids(options.subset, name), f"--subset {options.subset}", strict=False)
     if options.ids_file:
-        items = _keep(items, _read_ids(options.ids_file), f"--ids {options.ids_file}", strict=True)
+        items = _keep(items, read_ids(options.ids_file), f"--ids {options.ids_file}", strict=True)
     if options.limit is not None:
         if options.limit < 1:
             raise BadInput(f"--limit must be at least 1, got {options.limit}")
@@ -130,7 +130,8 @@ def _subset_ids(subset: str, name: str) -> list[str]:
     return [f"apps-{x.strip()}" for x in lines if x.strip() and not x.startswith("#")]
 
 
-def _read_ids(path: Path) -> list[str]:
+def read_ids(path: Path) -> list[str]:
+    """The problem ids of an `--ids` file (one per line; blank lines and # comments skipped); BadInput when none."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
