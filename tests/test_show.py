@@ -16,6 +16,8 @@ from test_bench_strategies import ADD, BAD, GOOD, run
 from test_ldb import DEBUG as LDB_DEBUG
 from test_solve_strategy import add_problem, solve
 
+from solidcoder.show.html import problems_html
+from solidcoder.show.load import load_run
 from solidcoder.strategies import make_strategy
 
 ESCAPED_PROGRAM = "```python\ndef add(a, b):\n    s = '\x1b]0;pwned\x07 [bold red]markup[/]'\n    return a + b\n```"
@@ -132,3 +134,6 @@ def test_the_trace_fed_to_ldbs_debugger_is_shown_with_its_blocks(scripted_server
     assert "[BLOCK-0]\n    # a=1\tb=2\n    return a - b\n    # a=1\tb=2\t_ret=-1" in traced["trace"]
     tree = show(tmp_path / "run", "--problem", ADD.id).stdout
     assert "trace fed to the debugger: blocks on assert add(1, 2) == 3" in tree and "[BLOCK-0]" in tree
+    page = problems_html([load_run(tmp_path / "run")])
+    assert "<details class='trace'><summary>trace fed to the debugger: blocks on assert add(1, 2) == 3" in page
+    assert "# a=1\tb=2\t_ret=-1" in page
