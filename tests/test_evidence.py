@@ -5,6 +5,7 @@ prompt is asked; anything the evidence cannot decide is left to the judge."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
 
@@ -183,3 +184,30 @@ def test_the_evidence_checks_run_outside_the_judge_are_recorded(scripted_server,
     assert (check["kind"], check["status"], ran["passed"], ran["total"]) == ("evidence", "runtime_error", 0, 1)
     assert check["input"] == "the property 'result == a * b' of example 1" and check["detail"] == "AssertionError"
     assert ran["program"].endswith("assert result == a * b\n") and ran["first_failure"] == check
+
+
+class Rows:
+    """An execution log in memory (the bench writes executions.jsonl through the same `append`)."""
+
+    def __init__(self):
+        self.rows: list[dict] = []
+
+    def append(self, row: dict) -> None:
+        self.rows.append(row)
+
+
+def test_a_kept_stdin_test_run_outside_the_judge_is_recorded_under_the_callers_purpose(sandbox_pool):
+    from solidcoder.core.executions import UnitExecutions
+    from solidcoder.stages.live import SuiteTest, kept_test
+
+    log = Rows()
+    executions = UnitExecutions("unit", lambda: 3, log=log)
+    check = "def check(stdin, stdout):\n    assert stdout.split() == ['7']\n"
+    test = kept_test(SuiteTest("generated-1", GeneratedTest("stdio", check, "3 4\n", origin="oracle-1")))
+    live = LiveExecutor(sandbox_pool, SUM, executions.judge(sandbox_pool, "kept"), executions, "kept")
+    program = "a, b = map(int, input().split())\nprint(a - b)\n"
+    evaluation = asyncio.run(live.evaluate(program, [test]))
+    assert not evaluation.green
+    [row] = log.rows
+    assert (row["purpose"], row["after_call"], row["passed"], row["total"]) == ("kept", 3, 0, 1)
+    assert (row["tests"][0]["kind"], row["tests"][0]["input"], row["tests"][0]["actual"]) == ("kept", "3 4\n", "-1\n")

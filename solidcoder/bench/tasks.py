@@ -16,9 +16,10 @@ from typing import Any
 from solidcoder.bench.runner import InfrastructureError
 from solidcoder.core.calls import RecordingModel
 from solidcoder.core.context import SolveContext
+from solidcoder.core.executions import UnitExecutions
 from solidcoder.datasets.cruxeval import TraceItem, parameters
 from solidcoder.execution.executor import Executor
-from solidcoder.execution.judge import Judge, JudgeReport
+from solidcoder.execution.judge import JudgeReport
 from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import trace_program
 from solidcoder.problem import Problem
@@ -46,10 +47,10 @@ class CodeTask:
         failure = report.failures()[0].detail[:300] if report.failures() else ""
         return {"passed": report.passed, "tests_passed": report.pass_count, "tests_total": report.total,
                 "first_failure": failure, "code": attempt.code, "notes": attempt.notes(),
-                **await self.false_alarms(problem, attempt, report, model.executions.judge(self.pool, "kept"))}
+                **await self.false_alarms(problem, attempt, report, model.executions)}
 
     async def false_alarms(self, problem: Problem, attempt: Attempt, report: JudgeReport,
-                           judge: Judge | None = None) -> dict[str, Any]:
+                           executions: UnitExecutions | None = None) -> dict[str, Any]:
         """Oracle precision: of the tests the strategy kept, how many reject this answer although the hidden tests
         accept it (a false alarm). Counted only on answers the hidden tests accept; absent without kept tests."""
         if not attempt.kept:
@@ -57,7 +58,8 @@ class CodeTask:
         if not report.passed:
             return {"kept_tests": len(attempt.kept)}
         tests = [SuiteTest(f"kept-{i}", test) for i, test in enumerate(attempt.kept)]
-        evaluation = await LiveExecutor(self.pool, problem, judge).evaluate(attempt.code, tests)
+        judge = executions.judge(self.pool, "kept") if executions is not None else None
+        evaluation = await LiveExecutor(self.pool, problem, judge, executions, "kept").evaluate(attempt.code, tests)
         return {"kept_tests": len(attempt.kept), "false_alarms": len(evaluation.failures())}
 
 

@@ -114,9 +114,10 @@ class UnitExecutions:
         self.add(Execution(purpose="trace", program=code, tests=[test], total=1, after_call=self.calls_so_far(),
                            trace=_cut(text, LONG * 4)))
 
-    def ran(self, code: str, runs: list[TestRun]) -> None:
-        """A program run outside the judge (`runs`: each input, what it printed and whether the check held)."""
-        self.add(Execution(purpose="run", program=code, tests=runs, passed=sum(r.status == "pass" for r in runs),
+    def ran(self, code: str, runs: list[TestRun], purpose: str = "run") -> None:
+        """A program run outside the judge (`runs`: each input, what it printed and whether the check held); bench's
+        kept-test check records its runs under `kept`."""
+        self.add(Execution(purpose=purpose, program=code, tests=runs, passed=sum(r.status == "pass" for r in runs),
                            total=len(runs), after_call=self.calls_so_far(),
                            first_failure=next((r for r in runs if r.status != "pass"), None)))
 

@@ -66,6 +66,11 @@ class SuiteTest:
     test: TestCase | GeneratedTest
 
 
+def _run_kind(test: SuiteTest) -> str:
+    """A generated stdin test's kind in the record: `kept` once accumulated, else `generated`."""
+    return "kept" if isinstance(test.test, GeneratedTest) and test.test.origin.startswith("kept") else "generated"
+
+
 def kept_test(test: SuiteTest) -> SuiteTest:
     """An accumulated test [D]: the same test, its origin marked `kept` so that its later runs (recorded as kind
     `kept`) are told from the run that found it failing."""
@@ -134,11 +139,12 @@ class LiveExecutor:
     """Evaluates candidates on a problem's sandbox pool."""
 
     def __init__(self, pool: Executor, problem: Problem, judge: Judge | None = None,
-                 executions: UnitExecutions | None = None):
+                 executions: UnitExecutions | None = None, purpose: str = "run"):
         """`judge`: the run's (`SolveContext.judge`, which records every verdict), else a plain one on `pool`;
-        `executions`: the unit's recorder, told of the runs made outside the judge (stdin property checks)."""
+        `executions`: the unit's recorder, told of the runs made outside the judge (stdin property checks) under
+        `purpose`."""
         self.pool, self.problem, self.judge = pool, problem, judge or Judge(pool)
-        self.executions = executions
+        self.executions, self.purpose = executions, purpose
         self.limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
 
     async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
@@ -154,7 +160,8 @@ class LiveExecutor:
             judged = await self._judged(code, [t for t in tests if isinstance(t.test, TestCase)])
             by_id = {o.id: o for o in judged}
             outcomes = [by_id.get(t.id) or await self._stdio_generated(code, t) for t in tests]
-            self._record(code, [o for o in outcomes if o.id not in by_id])
+            ran = [(t, o) for t, o in zip(tests, outcomes, strict=True) if o.id not in by_id]
+            self._record(code, [o for _, o in ran], [_run_kind(t) for t, _ in ran])
         if any(o.status == "sandbox_error" for o in outcomes):
             raise SandboxFailure(next(o.detail for o in outcomes if o.status == "sandbox_error"))
         return Evaluation(code, outcomes)
@@ -167,14 +174,15 @@ class LiveExecutor:
             raise SandboxFailure(run.detail)
         if self.executions is not None:
             self.executions.ran(code, [TestRun(kind=kind, status="pass" if run.ok else run.status, input=given,
-                                               actual=run.stdout, detail=_last_line(run))])
+                                               actual=run.stdout, detail=_last_line(run))], self.purpose)
         return run
 
-    def _record(self, code: str, outcomes: list[Outcome], kind: str = "generated") -> None:
+    def _record(self, code: str, outcomes: list[Outcome], kinds: list[str]) -> None:
         """Tell the recorder of tests run outside the judge (generated stdin tests, evidence checks)."""
         if self.executions is not None and outcomes:
             self.executions.ran(code, [TestRun(kind=kind, status=o.status, input=o.stdin, expected=o.expected,
-                                               actual=o.actual, detail=o.detail, name=o.id) for o in outcomes])
+                                               actual=o.actual, detail=o.detail, name=o.id)
+                                       for o, kind in zip(outcomes, kinds, strict=True)], self.purpose)
 
     async def _judged(self, code: str, tests: list[SuiteTest]) -> list[Outcome]:
         if not tests:
@@ -213,7 +221,7 @@ class LiveExecutor:
     def check_output(self, base: Outcome, test: GeneratedTest, stdout: str) -> Outcome:
         """`base`, passed when the test's property check (its own sandboxed program) accepts `stdout`."""
         checked = _checked(base, self.pool.run(*self._check_run(test, stdout)))
-        self._record(test.source, [replace(checked, actual=stdout)], "evidence")
+        self._record(test.source, [replace(checked, actual=stdout)], ["evidence"])
         return checked
 
     def _check_run(self, test: GeneratedTest, stdout: str) -> tuple[dict, str, Limits]:
