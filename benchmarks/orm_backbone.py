@@ -10,8 +10,9 @@ Pairwise accuracy: the share of held-out pairs whose correct program scores abov
 same backbone with its head untrained, scored in the same run.
 
 Cost (measured 2026-12-04 on the 2-core machine): one forward and backward pass of a 400-token program takes about
-14 s on the CPU, so one epoch of HumanEval 0-39's 201 pairs (402 sequences) takes about 90 minutes of a quiet
-machine; a GPU does it in a minute. Scoring is forward only (about 5 s a sequence here).
+14 s on the CPU, and a run with `--max-steps 6` had not finished its first optimizer step (8 pairs, 16 sequences padded
+to the batch) after 12 minutes: an epoch of HumanEval 0-39's ~220 pairs is hours here, minutes on a GPU. Scoring is
+forward only and took about 3 minutes for the 53 MBPP pairs.
 
 Usage: python benchmarks/orm_backbone.py --out DIR [--train-on humaneval|mbpp|both] [--max-steps N] [--max-length 512]
        [--lr 2e-5] [--gguf FILE]
