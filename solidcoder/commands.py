@@ -1,6 +1,6 @@
 """Library side of the execution-core CLI commands (`check`, `trace`): load inputs, run, print.
 
-Kept out of cli.py so the CLI stays a thin layer of options, and so `solidcoder --help` imports nothing heavy.
+Kept out of cli/ so the CLI stays a thin layer of options, and so `solidcoder --help` imports nothing heavy.
 """
 
 from __future__ import annotations

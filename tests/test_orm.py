@@ -110,6 +110,17 @@ def test_the_paper_preset_sets_the_papers_training(tmp_path):
     assert (default.learning_rate, default.lr_scheduler_type.value, default.warmup_steps) == (1e-5, "linear", 0)
 
 
+def test_training_on_a_cpu_runs_in_float32(tmp_path):
+    """TRL defaults to bfloat16, which a CPU without bfloat16 units runs 10x slower; this machine has no GPU."""
+    import torch
+
+    from solidcoder.verify.orm import orm_preset, reward_args
+
+    assert not torch.cuda.is_available()
+    args = reward_args(orm_preset("default"), tmp_path)
+    assert (args.bf16, args.fp16, args.use_cpu) == (False, False, True)
+
+
 def test_flags_override_a_preset_and_an_unknown_preset_is_bad_input():
     from solidcoder.errors import BadInput
     from solidcoder.verify.orm import orm_preset

@@ -165,7 +165,15 @@ def _kind(purpose: str, problem: Problem, test: TestCase) -> str:
     if test in problem.hidden_tests:
         return "hidden"
     name = test.name or ""
-    return "kept" if name.startswith("kept") else "oracle" if name.startswith("oracle") else "generated"
+    return "kept" if is_kept(name) else "oracle" if name.startswith("oracle") else "generated"
+
+
+KEPT = "kept"  # the origin prefix of an accumulated test [D]; its runs after the one that found it are kind `kept`
+
+
+def is_kept(origin: str) -> bool:
+    """Whether a generated test's origin (a call test's name) marks it accumulated."""
+    return origin.startswith(KEPT)
 
 
 def _run(kind: str, test: TestCase, verdict: TestVerdict, limit: int) -> TestRun:

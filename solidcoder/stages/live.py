@@ -18,7 +18,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from solidcoder.core.executions import TestRun, UnitExecutions
+from solidcoder.core.executions import KEPT, TestRun, UnitExecutions, is_kept
 from solidcoder.errors import SandboxFailure
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, TestVerdict
@@ -44,6 +44,11 @@ class GeneratedTest:
     origin: str = ""
     prop: str = ""  # a structured call test's property over the parameters and `result` (evidence checks it)
 
+    @property
+    def kept(self) -> bool:
+        """Accumulated [D]: its origin marked by `kept_test`."""
+        return is_kept(self.origin)
+
     def text(self) -> str:
         """How prompts show the test."""
         if self.kind == "call":
@@ -68,15 +73,15 @@ class SuiteTest:
 
 def _run_kind(test: SuiteTest) -> str:
     """A generated stdin test's kind in the record: `kept` once accumulated, else `generated`."""
-    return "kept" if isinstance(test.test, GeneratedTest) and test.test.origin.startswith("kept") else "generated"
+    return KEPT if isinstance(test.test, GeneratedTest) and test.test.kept else "generated"
 
 
 def kept_test(test: SuiteTest) -> SuiteTest:
     """An accumulated test [D]: the same test, its origin marked `kept` so that its later runs (recorded as kind
     `kept`) are told from the run that found it failing."""
-    if not isinstance(test.test, GeneratedTest) or test.test.origin.startswith("kept"):
+    if not isinstance(test.test, GeneratedTest) or test.test.kept:
         return test
-    return SuiteTest(test.id, replace(test.test, origin=f"kept {test.test.origin}".strip()))
+    return SuiteTest(test.id, replace(test.test, origin=f"{KEPT} {test.test.origin}".strip()))
 
 
 @dataclass

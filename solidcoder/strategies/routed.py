@@ -130,7 +130,8 @@ def _option_value(key: str, value: str, item: str) -> Any:
 
 @dataclass
 class _Tiers:
-    """What each tier cost, from the recording model's running usage."""
+    """The route's record, written into the attempt's notes: what each tier cost (from the recording model's running
+    usage) and, with `guard=tests`, what tier 0's guard found."""
 
     model: UnitModel
     spent: list[dict] = field(default_factory=list)

@@ -208,7 +208,7 @@ def reward_args(config: OrmTrainConfig, out_dir: Path):
         # transformers 5 reads a warmup_steps float in [0, 1) as a share of the steps (it has no warmup_ratio)
         max_length=config.max_length, warmup_steps=config.warmup_ratio or config.warmup_steps,
         lr_scheduler_type=config.lr_scheduler, max_steps=config.max_steps, seed=config.seed, report_to=[],
-        save_strategy="no", logging_steps=1, use_cpu=not _has_gpu(),
+        save_strategy="no", logging_steps=1, use_cpu=not _has_gpu(), bf16=_has_gpu() and _gpu_has_bf16(),
     )
 
 
@@ -216,3 +216,11 @@ def _has_gpu() -> bool:
     import torch
 
     return torch.cuda.is_available()
+
+
+def _gpu_has_bf16() -> bool:
+    """TRL's configs default to bfloat16; on a CPU without bfloat16 units that falls back to a scalar matrix product,
+    measured 10x slower here (152 s for one optimizer step of two pairs)."""
+    import torch
+
+    return torch.cuda.is_bf16_supported()
