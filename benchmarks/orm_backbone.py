@@ -86,24 +86,43 @@ def head_model(path: Path, seed: int):
     return model, tokenizer
 
 
-def accuracy(path: Path, pairs: list[dict], max_length: int) -> float:
+def accuracy(path: Path, pairs: list[dict], max_length: int) -> tuple[float, float]:
+    """(the share of pairs ranked right, that share averaged over problems: pairs cluster by problem)."""
     scorer = OrmScorer(path, max_tokens_per_batch=4096, max_length=max_length)
     chosen = scorer.score_texts([p["chosen"] for p in pairs])
     rejected = scorer.score_texts([p["rejected"] for p in pairs])
-    return sum(c > r for c, r in zip(chosen, rejected, strict=True)) / len(pairs)
+    right: dict[str, list[bool]] = {}
+    for pair, good, bad in zip(pairs, chosen, rejected, strict=True):
+        right.setdefault(problem_of(pair), []).append(good > bad)
+    return (sum(sum(r) for r in right.values()) / len(pairs),
+            sum(sum(r) / len(r) for r in right.values()) / len(right))
+
+
+def problem_of(pair: dict) -> str:
+    """The pair's problem: the text before the program's code fence (prompts/verify/orm.j2)."""
+    return pair["chosen"].split("```")[0]
+
+
+def shorter_wins(pairs: list[dict]) -> float:
+    """A baseline with no model: the share of pairs whose correct program is the shorter text (ties count half)."""
+    won = [1.0 if len(p["chosen"]) < len(p["rejected"]) else 0.5 if len(p["chosen"]) == len(p["rejected"]) else 0.0
+           for p in pairs]
+    return sum(won) / len(pairs)
 
 
 def fold(base: Path, train: list[dict], held: list[dict], out: Path,
-         args: argparse.Namespace) -> tuple[float, float]:
-    """(untrained head's, trained ORM's) held-out pairwise accuracy."""
+         args: argparse.Namespace) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(untrained head's, trained ORM's) held-out pairwise accuracy; an ORM already trained under `out` (an earlier
+    run of the same command) is scored, not trained again."""
     model, tokenizer = head_model(base, args.seed)
-    untrained = out / "untrained"
+    untrained, trained = out / "untrained", out / "trained"
     model.save_pretrained(untrained)
     tokenizer.save_pretrained(untrained)
     before = accuracy(untrained, held, args.max_length)
-    config = OrmTrainConfig(batch_size=4, gradient_accumulation_steps=2, max_length=args.max_length,
-                            max_steps=args.max_steps, learning_rate=args.lr, seed=args.seed)
-    trained = train_orm(train, model, tokenizer, out / "trained", config)
+    if not (trained / "config.json").is_file():
+        config = OrmTrainConfig(batch_size=4, gradient_accumulation_steps=2, max_length=args.max_length,
+                                max_steps=args.max_steps, learning_rate=args.lr, seed=args.seed)
+        train_orm(train, model, tokenizer, trained, config)
     return before, accuracy(trained, held, args.max_length)
 
 
@@ -122,6 +141,7 @@ def main() -> None:
     base = backbone(gguf, args.out / "backbone")
     library = PromptLibrary.from_env()
     pairs = {name: build_pairs(rows(name), library, seed=args.seed) for name in DEV}
+    problems = {name: len({problem_of(p) for p in found}) for name, found in pairs.items()}
     print(f"backbone: {gguf.name} (transformers checkpoint {base}); pairs: "
           + ", ".join(f"{name} {len(found)}" for name, found in pairs.items()), flush=True)
     for train_on, held_on in (("humaneval", "mbpp"), ("mbpp", "humaneval")):
@@ -130,8 +150,9 @@ def main() -> None:
         started = time.monotonic()
         before, after = fold(base, pairs[train_on], pairs[held_on], args.out / f"{train_on}-to-{held_on}", args)
         print(f"trained on {train_on} ({len(pairs[train_on])} pairs), held out {held_on} ({len(pairs[held_on])} "
-              f"pairs): pairwise accuracy {after:.1%} (untrained head {before:.1%}), "
-              f"{time.monotonic() - started:.0f} s")
+              f"pairs from {problems[held_on]} problems): pairwise accuracy {after[0]:.1%}, {after[1]:.1%} averaged "
+              f"over problems (untrained head {before[0]:.1%} and {before[1]:.1%}; the shorter program "
+              f"{shorter_wins(pairs[held_on]):.1%}), {time.monotonic() - started:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ For every problem where a recorded `solidcoder-routed` run (tier 1 drawing its s
 distinct programs survive, the model writes tests from the problem alone (`prompts/refinements/generated_tests.j2`,
 greedy, `TEST_COUNT` of them), and `AgreementScorer` ranks the survivors on them. Both picks are judged on the hidden
 tests. The generated tests' replies are kept in `--cache` (JSONL, one per problem), so a rerun makes no model call;
-the cost of agreement is those calls' tokens, on the problems that needed one.
+the cost of agreement is those calls' tokens, on the problems that needed one. With `--orm DIR`, a trained outcome
+reward model (`solidcoder train orm`, or `benchmarks/orm_backbone.py`) picks too: the survivor it scores highest
+(replay it only on a set the ORM was not trained on).
 
     python benchmarks/selector_replay.py benchmarks/results/humaneval40_qwen05b_routed_onerequest --config 882927 \
         --data-file ../shared/data/humaneval_with_sample_io.jsonl \
@@ -30,6 +32,7 @@ from solidcoder.stages.sanitize import strip_self_tests
 from solidcoder.store import RESULTS, read_rows
 from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
 from solidcoder.strategies.routed import GENERATED_TESTS, TEST_COUNT
+from solidcoder.verify.orm import OrmScorer
 from solidcoder.verify.rank import AgreementScorer, MajorityScorer, prune_then_rank
 from solidcoder.verify.select import FILTERS
 from solidcoder.verify.weak import StrongVerifier, make_verifier
@@ -51,8 +54,9 @@ def generated_reply(problem, cache: dict, args) -> dict:
     return cache[problem.id]
 
 
-def picks(problem, row: dict, calls: dict, judge: Judge, cache: dict, args) -> tuple[bool, bool, int] | None:
-    """(majority's pick passes, agreement's pick passes, tokens of the generated tests), or None below 2 survivors."""
+def picks(problem, row: dict, calls: dict, judge: Judge, cache: dict, args) -> tuple[bool, bool, int, bool] | None:
+    """(majority's pick passes, agreement's pick passes, tokens of the generated tests, the ORM's pick passes), or
+    None below 2 survivors."""
     request = calls[tier_calls(row)[1][0]]
     samples = [strip_self_tests(extract_code(text)) for text in request.get("choices") or [request["text"]]]
     verifiers = [make_verifier(f, judge) for f in FILTERS]
@@ -65,9 +69,10 @@ def picks(problem, row: dict, calls: dict, judge: Judge, cache: dict, args) -> t
     survivors = [candidate for candidate, _ in ranked.ranked]
     scores = AgreementScorer(judge, tests).scores(problem, survivors) if tests else [0.0] * len(survivors)
     chosen = max(range(len(survivors)), key=lambda i: (scores[i], -i))  # the majority's order among equals
-    strong = StrongVerifier(judge)
-    return (strong.survivors(problem, [survivors[0].code])[0], strong.survivors(problem, [survivors[chosen].code])[0],
-            reply["tokens"])
+    orm = args.orm_scorer.scores(problem, survivors) if args.orm_scorer else [0.0] * len(survivors)
+    preferred = max(range(len(survivors)), key=lambda i: (orm[i], -i))
+    passes = StrongVerifier(judge).survivors(problem, [c.code for c in survivors])
+    return passes[0], passes[chosen], reply["tokens"], passes[preferred]
 
 
 def main() -> None:
@@ -78,7 +83,9 @@ def main() -> None:
     parser.add_argument("--config", required=True, help="the routed configuration's hash (a prefix)")
     parser.add_argument("--model", required=True, help="the model that writes the tests (called for uncached problems)")
     parser.add_argument("--cache", type=Path, required=True, help="JSONL of generated-test replies, read and extended")
+    parser.add_argument("--orm", type=Path, default=None, help="a trained ORM directory: its pick is judged too")
     args = parser.parse_args()
+    args.orm_scorer = OrmScorer(args.orm, max_length=512) if args.orm else None
     cache = {r["id"]: r for r in read_rows(args.cache)} if args.cache.exists() else {}
     rows = {r["id"]: r for r in read_rows(args.run_dir / RESULTS) if r["strategy"].startswith("solidcoder-routed")
             and r["config_hash"].startswith(args.config) and any(t["tier"] == 1 for t in r["notes"]["tiers"])}
@@ -90,12 +97,14 @@ def main() -> None:
     contested = {pid: f for pid, f in found.items() if f is not None}
     print(f"{len(problems)} problems reached tier 1 ({args.run_dir} @{args.config}); {len(contested)} had two or "
           "more distinct surviving samples")
-    for pid, (majority, agreement, tokens) in contested.items():
-        print(f"{pid}: majority {'pass' if majority else 'fail'}, agreement {'pass' if agreement else 'fail'}, "
-              f"{tokens} tokens of generated tests")
+    verdict = {True: "pass", False: "fail"}
+    for pid, (majority, agreement, tokens, orm) in contested.items():
+        print(f"{pid}: majority {verdict[majority]}, agreement {verdict[agreement]}, "
+              + (f"ORM {verdict[orm]}, " if args.orm else "") + f"{tokens} tokens of generated tests")
     print(f"majority {sum(f[0] for f in contested.values())}/{len(contested)}, agreement "
           f"{sum(f[1] for f in contested.values())}/{len(contested)}, at {sum(f[2] for f in contested.values())} "
-          "more tokens in all")
+          "more tokens in all" + (f"; ORM {sum(f[3] for f in contested.values())}/{len(contested)}" if args.orm
+                                  else ""))
 
 
 if __name__ == "__main__":

@@ -38,3 +38,4 @@ def check_installed(requirements: Iterable[Requirement], user: str) -> None:
 RUFF = Requirement("ruff", "ruff", "pip install ruff (a dependency of solidcoder: reinstall it)")
 PYLINT = Requirement("pylint", "pylint", "pip install pylint")
 RAY = Requirement("ray", "ray", "pip install 'solidcoder[dist]'")
+TRANSFORMERS = Requirement("transformers", "transformers", "pip install 'solidcoder[train]' (an ORM scores with it)")

@@ -142,3 +142,33 @@ def test_train_orm_command_rejects_unknown_problem(tmp_path, humaneval_file):
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "Nope/1" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def _orm_preferring(good: str, bad: str, statement: str, out):
+    """A tiny ORM trained until it scores `good` above `bad` for `statement` (checked here, not assumed)."""
+    library = PromptLibrary.from_env()
+    tokenizer = tiny_tokenizer()
+    pairs = [{"chosen": library.render("verify/orm", problem=statement, code=good),
+              "rejected": library.render("verify/orm", problem=statement, code=bad)}] * 8
+    config = OrmTrainConfig(batch_size=2, gradient_accumulation_steps=1, max_steps=8, max_length=512,
+                            learning_rate=1e-2)
+    path = train_orm(pairs, tiny_reward_model(tokenizer), tokenizer, out, config)
+    chosen, rejected = OrmScorer(path, max_length=512).score_texts([pairs[0]["chosen"], pairs[0]["rejected"]])
+    assert chosen > rejected
+    return path
+
+
+def test_routings_orm_selector_answers_with_the_survivor_the_orm_prefers_over_the_majoritys(scripted_server,
+                                                                                           sandbox_pool, tmp_path):
+    from stage_router import BAD, GOOD, StageRouter
+    from test_algorithm1 import ZERO_BUG
+    from test_routed import ADD0, GENERATED, routed
+
+    from solidcoder.stages.base import extract_code
+
+    orm = _orm_preferring(extract_code(GOOD), extract_code(ZERO_BUG), ADD0.statement, tmp_path / "my-orm")
+    # tier 0 fails; of the five samples, three ZERO_BUG (the majority's pick) and two GOOD pass the public test
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD, ZERO_BUG, ZERO_BUG, GOOD, ZERO_BUG, GOOD)
+    row = routed(scripted_server, sandbox_pool, tmp_path, (ADD0,), strategy=f"solidcoder-routed:selector=orm,orm={orm}")
+    assert row["passed"] and row["notes"]["tier"] == 1 and "if a else 0" not in row["code"]
+    assert GENERATED not in router.seen and row["calls"] == 2  # the ORM costs no model call

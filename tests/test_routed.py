@@ -294,3 +294,10 @@ def test_the_guard_accepts_a_tier_0_program_that_passes_half_the_generated_tests
     assert row["passed"] and row["notes"]["tier"] == 0 and row["calls"] == 2
     assert router.seen == ["strategies/direct", GENERATED] and row["notes"]["guard"] == "passed 1 of 2 generated tests"
     assert "guard" not in make_strategy("solidcoder-routed").settings()  # the default's key is unchanged
+
+
+def test_the_orm_selector_needs_a_trained_orm_and_only_it_takes_one(tmp_path):
+    for options in ("selector=orm", f"orm={tmp_path}", f"selector=orm,orm={tmp_path / 'missing'}",
+                    f"selector=agreement,orm={tmp_path}"):
+        with pytest.raises(BadInput, match="ORM"):
+            make_strategy(f"solidcoder-routed:{options}")

@@ -40,3 +40,27 @@ def test_a_server_that_ignores_n_is_asked_again_until_every_sample_is_drawn(scri
     sampling = [r.body for r in scripted_server.chat_requests() if r.body.get("temperature") == 0.8]
     assert [body.get("n") for body in sampling] == [3, 2, None]  # one choice came back each time
     assert "3 sampled" in " ".join(done.stderr.split())
+
+
+def test_a_selector_other_than_the_majority_needs_prerank(scripted_server, tmp_path):
+    problem = tmp_path / "add.txt"
+    problem.write_text("Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n")
+    done = solve(scripted_server, str(problem), "--selector", "agreement", "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 2 and "--prerank" in done.stderr and scripted_server.chat_requests() == []
+
+
+def test_prerank_by_agreement_seeds_the_loop_with_the_program_the_generated_tests_pass(scripted_server, tmp_path):
+    zero_bug = "```python\ndef add(a, b):\n    return a + b if a else 0\n```"  # passes add(1, 2), fails add(0, 5)
+    router = StageRouter(scripted_server)
+    router.queue("strategies/direct", zero_bug, zero_bug, GOOD)  # the majority is wrong
+    router.queue("refinements/generated_tests", '{"tests": [{"input": "add(0, 5)", "output": "5"}]}')
+    problem = tmp_path / "add.txt"
+    problem.write_text("Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n")
+    done = solve(scripted_server, str(problem), "--prerank", "3", "--selector", "agreement", "--strategy",
+                 "solidcoder+", "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
+    assert trajectory["prerank"]["selector"] == "agreement"
+    assert router.seen[:4] == ["strategies/direct"] * 3 + ["refinements/generated_tests"]  # three choices, one call
+    assert "code" not in router.seen  # the seed passed, so the loop wrote no program of its own
+    assert "if a else 0" not in trajectory["outcome"]["code"]

@@ -125,7 +125,7 @@ def rank(
     data_file: DataFile = None,
     prune: Annotated[list[str] | None, typer.Option("--prune", help="Filters: syntax, lint, tests:N (public), "
                                                     "suite:N (the whole suite's first N).")] = None,
-    orm: Annotated[str, typer.Option("--orm", help="Trained ORM directory, or none.")] = "none",
+    orm: Annotated[str, typer.Option("--orm", metavar="DIR", help="Trained ORM directory, or none.")] = "none",
     generated_tests: Annotated[Path | None, typer.Option(
         "--generated-tests", metavar="FILE", help="JSONL of {problem_id, tests}: tests written from the problem "
         "alone; adds CodeT's agreement selector.")] = None,
@@ -156,6 +156,11 @@ Out = Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write t
 TrajectoryDir = Annotated[Path | None, typer.Option("--run-dir", metavar="DIR", help="Where trajectory.json goes.")]
 Prerank = Annotated[int, typer.Option("--prerank", min=0, help="Sample N programs, prune and rank them, and start "
                                       "from the best.")]
+Selection = Annotated[str, typer.Option("--selector", metavar="NAME", help="How --prerank picks among its surviving "
+                                        "samples: majority (behaviour on the public inputs), agreement (tests the "
+                                        "model writes from the problem, one call) or orm (with --orm DIR).")]
+OrmDir = Annotated[Path | None, typer.Option("--orm", metavar="DIR", help="A trained outcome reward model "
+                                             "(solidcoder train orm), for --selector orm.")]
 SolveStrategy = Annotated[str, typer.Option("--strategy", metavar="NAME", help=SOLVE_STRATEGY_HELP)]
 
 
@@ -178,6 +183,8 @@ def solve(
     oracle_rounds: Annotated[int | None, typer.Option("--oracle-rounds", min=0, help="Oracle rounds (a; 3).")] = None,
     candidates: Annotated[int | None, typer.Option("--candidates", min=1, help="Programs per plan (K).")] = None,
     prerank: Prerank = 0,
+    selector: Selection = "majority",
+    orm: OrmDir = None,
     no_shift_left: Annotated[bool, typer.Option("--no-shift-left", help="Plan without edge-case analysis.")] = False,
     no_sim: Annotated[bool, typer.Option("--no-sim", help="No intermediate simulation.")] = False,
     no_oracle: Annotated[bool, typer.Option("--no-oracle", help="Unjudged, crash-only generated tests.")] = False,
@@ -195,12 +202,14 @@ def solve(
 
     Example: solidcoder solve examples/is_palindrome.txt"""
     from solidcoder.solve.command import ModelChoice, SolveOptions, load_input, run_solve
+    from solidcoder.strategies.selection import Selector
 
     loop = _loop_changes({"p": plans, "d": debug_rounds, "a": oracle_rounds, "candidates": candidates},
                          {"shift_left": no_shift_left, "simulation": no_sim, "oracle": no_oracle, "live": no_live,
                           "defensive": no_defensive})
     opts = SolveOptions(strategy=strategy, loop=loop, prerank=prerank, max_tokens=max_tokens, run_dir=run_dir, out=out,
-                        prompts_dir=prompts, workers=workers, hidden=tuple(p for p in (problem, tests) if p))
+                        prompts_dir=prompts, workers=workers, hidden=tuple(p for p in (problem, tests) if p),
+                        selector=Selector(selector, str(orm) if orm else None))
     choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, threads=threads,
                          max_calls=max_calls, max_total_tokens=max_total_tokens, max_cost_usd=max_cost)
     code = run_solve(load_input(problem, stdio, function, tests), opts, choice)

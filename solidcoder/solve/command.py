@@ -25,6 +25,7 @@ from rich.table import Table
 
 from solidcoder.errors import BadInput
 from solidcoder.problem import Problem, TestCase, load_problem
+from solidcoder.strategies.selection import Selector
 from solidcoder.textproblem import read_problem_text
 
 EXIT_CODES = {"verified": 0, "unverified": 1, "infrastructure_error": 3}
@@ -52,6 +53,7 @@ class SolveOptions:
     strategy: str = "solidcoder-routed"
     loop: dict[str, Any] = field(default_factory=dict)
     prerank: int = 0
+    selector: Selector = field(default_factory=Selector)  # how --prerank picks among its surviving samples
     max_tokens: int | None = None
     run_dir: Path | None = None
     out: Path | None = None
@@ -120,7 +122,8 @@ def run_solve(problem: Problem, opts: SolveOptions, choice: ModelChoice) -> int:
     console = Console(stderr=True)
     strategy, prompts, models = _prepare(opts, choice, console)
     trajectory = _trajectory(problem, opts, strategy, console)
-    limits = SolveLimits(max_tokens=opts.max_tokens, max_calls=choice.max_calls, prerank=opts.prerank)
+    limits = SolveLimits(max_tokens=opts.max_tokens, max_calls=choice.max_calls, prerank=opts.prerank,
+                         selector=opts.selector)
     try:
         config = SandboxConfig(workers=opts.workers, hidden_paths=tuple(map(str, opts.hidden)))
         with SandboxPool(config) as pool:
@@ -179,6 +182,9 @@ def make_solve_strategy(opts: SolveOptions):
 
     strategy = make_strategy(opts.strategy)  # BadInput for an unknown name, before anything runs
     changed = strategy.with_loop(opts.loop) if opts.loop else strategy
+    if opts.selector.name != "majority" and not opts.prerank:
+        raise BadInput("--selector picks among --prerank's samples: give --prerank N too (solidcoder-routed's tier 1 "
+                       "takes its own: --strategy solidcoder-routed:selector=NAME)")
     if changed is None or opts.prerank and not strategy.takes_seed:
         raise BadInput(f"--plans, --debug-rounds, --oracle-rounds, --candidates and --no-* set the loop of solidcoder, "
                        f"solidcoder+ and solidcoder-routed's tier 2, --prerank seeds solidcoder and solidcoder+; "
@@ -192,7 +198,7 @@ def check_requirements(strategy, opts: SolveOptions) -> None:
     from solidcoder.verify.select import REQUIRES
 
     check_installed(strategy.requires, f"--strategy {opts.strategy}")
-    check_installed(REQUIRES if opts.prerank else (), "--prerank")
+    check_installed(REQUIRES + opts.selector.requires if opts.prerank else (), "--prerank")
 
 
 def _progress(console: Console):

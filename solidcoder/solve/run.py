@@ -3,7 +3,8 @@
 The strategy (`solidcoder-routed` by default, or any bench strategy) gets the same context as
 in a bench run. Its model is the bench's recording model with the run's trajectory attached, so every call lands
 in `trajectory.json` as it happens, written from the same `CallRecord` a bench run logs for replay. With
-`prerank`, programs sampled and ranked beforehand give Algorithm 1 its first plan's program. The answer is
+`prerank`, programs sampled and ranked beforehand (the survivors ordered by `selector`: majority, agreement or an
+ORM) give Algorithm 1 its first plan's program. The answer is
 verified by the one rule of `Evaluation.verified`: at least one test ran and the program passed every test it
 ran. The public tests are run on the final program here, always, so the reason says what passed and what failed;
 a strategy that judged its own tests too (Algorithm 1 and routing: the accumulated tests) must have passed them.
@@ -11,7 +12,7 @@ a strategy that judged its own tests too (Algorithm 1 and routing: the accumulat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from solidcoder.core.calls import MemoryLog, RecordingModel
 from solidcoder.core.context import SolveContext
@@ -24,6 +25,7 @@ from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.base import describe_test
 from solidcoder.stages.live import NO_TESTS
 from solidcoder.strategies.base import Attempt, Strategy
+from solidcoder.strategies.selection import GeneratedTests, Selector, selected
 
 
 @dataclass(kw_only=True)
@@ -46,6 +48,7 @@ class SolveLimits:
     max_calls: int | None = None
     prerank: int = 0
     prerank_temperature: float = 0.8
+    selector: Selector = field(default_factory=Selector)  # how the prerank's survivors are ordered
 
 
 async def solve_problem(strategy: Strategy, problem: Problem, models, pool: Executor, prompts: PromptLibrary,
@@ -75,9 +78,11 @@ async def _seeded(strategy, problem: Problem, ctx: SolveContext, limits: SolveLi
     sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, limits.prerank,
                                      limits.prerank_temperature, limits.max_tokens, judge=ctx.judge)
     ranking = sampled.ranking
+    survivors = [candidate for candidate, _ in ranking.ranked]
+    ranked = await selected(limits.selector, survivors, GeneratedTests(problem, ctx))
     trajectory.header["prerank"] = {"samples": limits.prerank, "pruned": ranking.pruned,
-                                    "survivors": len(ranking.ranked)}
-    return strategy.seeded(ranking.best.code) if ranking.best else strategy
+                                    "survivors": len(ranking.ranked), "selector": limits.selector.name}
+    return strategy.seeded(ranked[0].code) if ranked else strategy
 
 
 def _judged(attempt: Attempt, problem: Problem, report: JudgeReport, trajectory: Trajectory) -> SolveOutcome:

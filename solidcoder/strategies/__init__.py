@@ -31,7 +31,7 @@ STRATEGIES = (*ONE_CALL, "mapcoder", "codesim", "alphacodium", "solidcoder", "so
 
 
 def make_strategy(name: str) -> Strategy:
-    """The strategy called `name` (dashes and underscores are the same)."""
+    """The strategy called `name` (dashes and underscores are the same in the name, not in its options)."""
     key = name.replace("-", "_")
     family = key.partition(":")[0]  # options follow a colon: solidcoder:candidates=3,monotonic
     if key in ONE_CALL:
@@ -57,7 +57,7 @@ def make_strategy(name: str) -> Strategy:
     if family == "solidcoder_routed":
         from solidcoder.strategies.routed import Routed, parse_routed
 
-        return Routed(parse_routed(key.partition(":")[2]))
+        return Routed(parse_routed(name.partition(":")[2]))  # as given: an option's value may be a path
     if family in ("solidcoder", "solidcoder+") or family.startswith(("solidcoder_no_", "solidcoder+_no_")):
         from solidcoder.strategies.algorithm1 import make_algorithm1
 

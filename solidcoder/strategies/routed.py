@@ -34,7 +34,8 @@ cites the development sets' rows (HumanEval 0-39, MBPP 0-39); the settings' comm
 Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
 (`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
 Algorithm 1 preset or ablation tier 2 runs, `full_calls` its call budget, `none` for the run's cap alone, `oracle`
-`none`, `shared` or `program`, `selector` `majority` or `agreement`, `guard` `none` or `tests`, `trace_feedback`
+`none`, `shared` or `program`, `selector` `majority`, `agreement` or `orm` (with
+`orm` a trained ORM's directory), `guard` `none` or `tests`, `trace_feedback`
 tier 2's debug trace, `values` or `blocks`). With `max_tier` below 2 a problem no tier accepted is answered with the
 best program its tiers produced, unverified.
 """
@@ -49,12 +50,13 @@ from solidcoder.core.calls import UnitModel
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.core.keys import without_later_defaults
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
-from solidcoder.problem import Problem, TestCase
+from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
 from solidcoder.requirements import Requirement
 from solidcoder.stages.live import SuiteTest
 from solidcoder.strategies.algorithm1 import Algorithm1, Loop, make_algorithm1
 from solidcoder.strategies.base import Attempt
+from solidcoder.strategies.selection import GENERATED_TESTS, SELECTORS, GeneratedTests, Selector, selected
 
 SHARED_ORACLE = "refinements/red_team_shared"
 ORACLES = ("program", "shared", "none")
@@ -62,11 +64,8 @@ ORACLES = ("program", "shared", "none")
 # strategy did before it existed), so those runs keep their configuration key (core/keys.py). A new field of
 # `RoutedSettings` goes here, or every recorded key of this strategy changes (tests/test_keys.py checks recorded ones).
 LATER_SETTINGS = {"max_tier": 2, "full_calls": None, "oracle": "program", "selector": "majority",
-                  "trace_feedback": None, "guard": "none"}
-SELECTORS = ("majority", "agreement")
+                  "trace_feedback": None, "guard": "none", "orm": None}
 GUARDS = ("none", "tests")
-GENERATED_TESTS = "refinements/generated_tests"
-TEST_COUNT = 6  # tests asked of the model for `selector=agreement` (AlphaCodium's number_of_ai_tests)
 
 
 @dataclass
@@ -84,15 +83,22 @@ class RoutedSettings:
     # HumanEval 0-39 and 22/40 on MBPP 0-39 at 2.31x and 2.71x Direct's tokens instead of 3.14x and 3.84x; the round
     # caught none of tier 0's 4 false accepts on MBPP. "shared" from 2026-12-03 (morning), "program" before.
     oracle: str = "none"
-    # How tier 1 picks among its surviving samples: "majority" (behaviour on the public inputs) or "agreement"
-    # (CodeT: tests generated from the problem, one call, asked only when two or more distinct programs survive).
+    # How tier 1 picks among its surviving samples (strategies/selection.py): "majority" (behaviour on the public
+    # inputs), "agreement" (CodeT: tests generated from the problem, one call, asked only when two or more distinct
+    # programs survive) or "orm" (a trained outcome reward model, the directory in `orm`). "majority": agreement
+    # picked what the majority picked on every contested problem of the development sets, at more tokens
+    # (benchmarks/results/selector_replay.txt).
     selector: str = "majority"
+    orm: str | None = None
     # Tier 2's debug trace, replacing its loop's own: "values" (final values) or "blocks" (LDB's block trace).
     trace_feedback: str | None = None
     # Tier 0's guard against false accepts: "tests" (the program must pass half the generated tests) or "none".
     # "none": on MBPP 0-39 the guard scored 22/40 as routed v2 does, at 4.0x Direct's tokens instead of 2.7x; it
     # caught 1 of tier 0's 4 false accepts (benchmarks/results/mbpp40_qwen05b_routed_onerequest/README.md).
     guard: str = "none"
+
+    def selection(self) -> Selector:
+        return Selector(self.selector, self.orm)
 
 
 def parse_routed(options: str) -> RoutedSettings:
@@ -101,10 +107,11 @@ def parse_routed(options: str) -> RoutedSettings:
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, _, value = item.partition("=")
         if key not in ("samples", "temperature", "full", "max_tier", "full_calls", "oracle", "selector",
-                       "trace_feedback", "guard"):
+                       "trace_feedback", "guard", "orm"):
             raise BadInput(f"unknown solidcoder-routed option {key!r}; known: samples, temperature, full, max_tier, "
-                           "full_calls, oracle, selector, trace_feedback, guard")
+                           "full_calls, oracle, selector, orm, trace_feedback, guard")
         setattr(settings, key, _option_value(key, value, item))
+    settings.selection()  # BadInput now, before any call, for selector=orm without orm=DIR (or the reverse)
     return settings
 
 
@@ -113,6 +120,8 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return value
     if key == "full_calls" and value == "none":
         return None
+    if key == "orm" and value:
+        return value
     if key == "oracle" and value in ORACLES or key == "selector" and value in SELECTORS \
             or key == "guard" and value in GUARDS \
             or key == "trace_feedback" and value in ("values", "blocks"):
@@ -124,8 +133,8 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return float(value)
     raise BadInput(f"solidcoder-routed option {item!r}: samples takes a count >= 1, temperature a number > 0, "
                    "max_tier 0, 1 or 2, full an Algorithm 1 name (solidcoder, solidcoder+, solidcoder+_no_oracle), "
-                   "full_calls a count >= 1 or none, oracle none, shared or program, selector majority or agreement, "
-                   "guard none or tests, trace_feedback values or blocks")
+                   "full_calls a count >= 1 or none, oracle none, shared or program, selector majority, agreement or "
+                   "orm, orm a trained ORM directory, guard none or tests, trace_feedback values or blocks")
 
 
 @dataclass
@@ -178,7 +187,7 @@ class Routed:
     def requires(self) -> tuple[Requirement, ...]:
         from solidcoder.verify.select import REQUIRES  # the filters that prune tier 1's samples
 
-        return REQUIRES
+        return REQUIRES + self.config.selection().requires
 
     def settings(self) -> dict[str, Any]:
         """The configuration key's part: every `RoutedSettings` value (`full` as its loop's settings), less those of
@@ -192,7 +201,7 @@ class Routed:
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         loop, tiers, failing = self.full.loop(problem, ctx), _Tiers(ctx.model), []
         oracle, code, tier = _Oracle(loop, self.config.oracle), "", 0
-        generated = _Generated(problem, loop)
+        generated = GeneratedTests(problem, ctx)
         try:
             for tier in range(min(self.config.max_tier, 1) + 1):
                 tiers.start()
@@ -227,7 +236,7 @@ class Routed:
     async def _direct(self, problem: Problem, loop: Loop) -> str:
         return loop.program(await ask(loop.ctx, "strategies/direct", **problem_variables(problem)))
 
-    async def _guarded(self, problem: Problem, generated: _Generated, code: str, tiers: _Tiers) -> bool:
+    async def _guarded(self, problem: Problem, generated: GeneratedTests, code: str, tiers: _Tiers) -> bool:
         """`guard=tests`: tier 0's program passes at least half of the generated tests it can run (no readable test:
         nothing to go on, accepted); `notes.guard` says how many it passed."""
         if self.config.guard == "none":
@@ -236,11 +245,11 @@ class Routed:
         if not tests:
             tiers.guard = "no readable generated test"
             return True
-        report = await generated.loop.ctx.judge.ajudge(problem, code, tests)
+        report = await generated.ctx.judge.ajudge(problem, code, tests)
         tiers.guard = f"passed {report.pass_count} of {report.total} generated tests"
         return report.pass_count * 2 >= report.total
 
-    async def _sampled(self, problem: Problem, loop: Loop, generated: _Generated) -> list[str]:
+    async def _sampled(self, problem: Problem, loop: Loop, generated: GeneratedTests) -> list[str]:
         """The survivors of prune-then-rank, best first ([""] when none survived)."""
         from solidcoder.verify.select import sample_then_rank
 
@@ -248,40 +257,8 @@ class Routed:
         sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, self.config.samples,
                                          self.config.temperature, ctx.max_tokens, read=loop.program, judge=ctx.judge)
         ranked = [candidate for candidate, _ in sampled.ranking.ranked]
-        if self.config.selector == "agreement" and len(ranked) > 1:
-            ranked = await _by_agreement(problem, loop, ranked, await generated.tests())
+        ranked = await selected(self.config.selection(), ranked, generated)
         return [candidate.code for candidate in ranked] or [""]
-
-
-class _Generated:
-    """CodeT's tests written from the problem alone (`prompts/refinements/generated_tests.j2`), asked for at most
-    once per problem: tier 0's guard and tier 1's agreement selector share them."""
-
-    def __init__(self, problem: Problem, loop: Loop):
-        self.problem, self.loop, self._tests = problem, loop, None
-
-    async def tests(self) -> list[TestCase]:
-        """The readable tests of the one reply (asked for on first use)."""
-        from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
-
-        if self._tests is None:
-            reply = await ask(self.loop.ctx, GENERATED_TESTS, count=str(TEST_COUNT), **problem_variables(self.problem))
-            examples = read_examples(load_reply(reply, ("input:", "output:")) or {}) or []
-            self._tests = [t for t in (example_test(e, self.problem) for e in examples) if t is not None]
-        return self._tests
-
-
-async def _by_agreement(problem: Problem, loop: Loop, ranked: list, tests: list[TestCase]) -> list:
-    """Tier 1's survivors ranked again by CodeT's dual agreement on the generated tests; none readable leaves the
-    majority's order."""
-    import asyncio
-
-    from solidcoder.verify.rank import AgreementScorer
-
-    if not tests:
-        return ranked
-    scores = await asyncio.to_thread(AgreementScorer(loop.ctx.judge, tests).scores, problem, ranked)
-    return [c for _, c in sorted(zip(scores, ranked, strict=True), key=lambda pair: -pair[0])]
 
 
 def _full_loop(config: RoutedSettings) -> Algorithm1:

@@ -10,6 +10,7 @@ torch, transformers and trl are imported lazily: they are the `train` extra.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections import defaultdict
@@ -39,6 +40,12 @@ def token_budget_batches(lengths: list[int], max_tokens: int) -> list[list[int]]
     return batches
 
 
+@functools.cache
+def loaded_scorer(path: str) -> OrmScorer:
+    """One scorer per ORM directory and process: loading the model is the cost, scoring is cheap."""
+    return OrmScorer(path)
+
+
 class OrmScorer:
     """Scores candidates with a trained ORM checkpoint (a directory saved by `train_orm`)."""
 
@@ -49,7 +56,7 @@ class OrmScorer:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         if not Path(path).is_dir():
-            raise BadInput(f"--orm: no such model directory: {path}")
+            raise BadInput(f"no such ORM model directory: {path}")
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
         self.model = AutoModelForSequenceClassification.from_pretrained(str(path), num_labels=1).eval()
         self.max_tokens, self.max_length = max_tokens_per_batch, max_length
