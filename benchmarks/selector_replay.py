@@ -31,7 +31,7 @@ from solidcoder.stages.base import extract_code
 from solidcoder.stages.sanitize import strip_self_tests
 from solidcoder.store import RESULTS, read_rows
 from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
-from solidcoder.strategies.routed import GENERATED_TESTS, TEST_COUNT
+from solidcoder.strategies.selection import GENERATED_TESTS, TEST_COUNT
 from solidcoder.verify.orm import OrmScorer
 from solidcoder.verify.rank import AgreementScorer, MajorityScorer, prune_then_rank
 from solidcoder.verify.select import FILTERS
