@@ -9,10 +9,9 @@ Held out by dataset: the ORM is trained on one development set's pairs and score
 Pairwise accuracy: the share of held-out pairs whose correct program scores above the incorrect one. Baseline: the
 same backbone with its head untrained, scored in the same run.
 
-Cost (measured 2026-12-04 on the 2-core machine): one forward and backward pass of a 400-token program takes about
-14 s on the CPU, and a run with `--max-steps 6` had not finished its first optimizer step (8 pairs, 16 sequences padded
-to the batch) after 12 minutes: an epoch of HumanEval 0-39's ~220 pairs is hours here, minutes on a GPU. Scoring is
-forward only and took about 3 minutes for the 53 MBPP pairs.
+Figures: benchmarks/results/orm_backbone.txt. Cost on the 2-core machine, CPU only, float32: 59 s an optimizer step
+(8 pairs), 25 minutes for HumanEval's 240 pairs; scoring is forward only, about 2 minutes for 53 pairs. (TRL's
+bfloat16 default ran 13x slower on this CPU; `train_orm` now trains in float32 without a GPU.)
 
 Usage: python benchmarks/orm_backbone.py --out DIR [--train-on humaneval|mbpp|both] [--max-steps N] [--max-length 512]
        [--lr 2e-5] [--gguf FILE]
