@@ -13,7 +13,7 @@ from solidcoder.execution.executor import Executor
 from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import TraceResult, trace_program
 from solidcoder.problem import Problem
-from solidcoder.stages.live import Outcome
+from solidcoder.stages.live import Evaluation, Outcome
 
 MAX_TRACE_CHARS = 3000
 
@@ -52,3 +52,20 @@ def block_trace_failure(pool: Executor, problem: Problem, code: str, failure: Ou
     if listing:  # the debug template's heading speaks of final values; this line says what follows instead
         text = "(the executed basic blocks, each between the variables before and after it)\n" + text
     return text if len(text) <= MAX_TRACE_CHARS else text[:MAX_TRACE_CHARS] + "\n..."
+
+
+def trace_text(form: str, pool: Executor, problem: Problem, code: str, failure: Outcome) -> str:
+    """The debug prompt's trace of `code` on a failing test: LDB's blocks, or the tracer's final values."""
+    if form == "blocks":
+        return block_trace_failure(pool, problem, code, failure)
+    result = trace_failure(pool, problem, code, failure)
+    return format_trace(result) if result is not None else ""
+
+
+def failure_report(evaluation: Evaluation, limit: int = 3) -> str:
+    """The failing tests as the debug prompt shows them."""
+    lines = [evaluation.summary()]
+    for outcome in evaluation.failures()[:limit]:
+        lines.append(f"- Test: {outcome.input[:400]}\n  Expected: {outcome.expected[:300]}\n"
+                     f"  Got: {outcome.actual[:300]}\n  Verdict: {outcome.status} {outcome.detail[:300]}")
+    return "\n".join(lines)

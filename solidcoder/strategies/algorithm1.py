@@ -43,13 +43,12 @@ from typing import Any
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.core.keys import without_later_defaults
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
-from solidcoder.execution.executor import Executor
 from solidcoder.problem import Problem
 from solidcoder.prompting import LANGUAGE, TEMPLATE_VARIABLES, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
-from solidcoder.stages.debug import block_trace_failure, format_trace, trace_failure
+from solidcoder.stages.debug import failure_report, trace_text
 from solidcoder.stages.evidence import checkable, contradiction, wrong_argument_types
-from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, Outcome, SuiteTest, kept_test
+from solidcoder.stages.live import Evaluation, GeneratedTest, LiveExecutor, SuiteTest, kept_test
 from solidcoder.stages.oracle import (
     ORACLE_SCHEMAS,
     input_only,
@@ -329,7 +328,7 @@ class Loop:
         evaluation = await self.evaluate(code, self.public + self.kept)
         trace = await self.trace(code, evaluation) if self.config.trace_feedback else ""
         reply = await self.ask("debug", "debug", problem=self.common["problem"], plan=plan, code=code,
-                               language=LANGUAGE, test_report=_report(evaluation), trace=trace)
+                               language=LANGUAGE, test_report=failure_report(evaluation), trace=trace)
         return self.program(reply) or code
 
     async def trace(self, code: str, evaluation: Evaluation) -> str:
@@ -340,7 +339,7 @@ class Loop:
             return ""
         self.stages.append("trace")
         form, failure = "blocks" if self.config.trace_feedback == "blocks" else "values", failures[0]
-        text = await asyncio.to_thread(_trace_text, form, self.ctx.pool, self.problem, code, failure)
+        text = await asyncio.to_thread(trace_text, form, self.ctx.pool, self.problem, code, failure)
         self.ctx.traced(code, form, failure.call or failure.stdin or failure.input, text)
         return text
 
@@ -376,23 +375,6 @@ def _reason(verdict: str, limit: int = 300) -> str:
     sentence after the verdict)."""
     text = re.sub(r"\bINVALID\b[.:]?", " ", verdict)
     return " ".join(text.split())[:limit] or "(no reason given)"
-
-
-def _trace_text(form: str, pool: Executor, problem: Problem, code: str, failure: Outcome) -> str:
-    """The debug prompt's trace of `code` on a failing test: LDB's blocks, or the tracer's final values."""
-    if form == "blocks":
-        return block_trace_failure(pool, problem, code, failure)
-    result = trace_failure(pool, problem, code, failure)
-    return format_trace(result) if result is not None else ""
-
-
-def _report(evaluation: Evaluation, limit: int = 3) -> str:
-    """The failing tests as the debug prompt shows them."""
-    lines = [evaluation.summary()]
-    for outcome in evaluation.failures()[:limit]:
-        lines.append(f"- Test: {outcome.input[:400]}\n  Expected: {outcome.expected[:300]}\n"
-                     f"  Got: {outcome.actual[:300]}\n  Verdict: {outcome.status} {outcome.detail[:300]}")
-    return "\n".join(lines)
 
 
 def make_algorithm1(name: str = "solidcoder") -> Algorithm1:
