@@ -18,7 +18,11 @@ The clean-judge rule's cost: a judge process serves only runs of one test script
 over all problems (every run a new script: a fresh judge, the worker's spare) against the same checks with each
 problem's script run 20 times in a row (its judge reused); `--clean-judge-only` measures just that.
 
+Whether the figure is bound by CPU or by waiting: `--in-flight-only` runs the typical checks with --workers, one more
+and twice as many workers, each with the share of the machine's CPU that was busy meanwhile (/proc/stat).
+
 Usage: python benchmarks/sandbox_throughput.py [--seconds S] [--workers N] [--data PATH] [--clean-judge-only]
+       [--in-flight-only]
 The last lines are the figures and the ratios against the baselines measured in this same run.
 """
 
@@ -116,8 +120,14 @@ def main() -> None:
                         help="sandbox workers, and programs in flight for every baseline (default: one per CPU)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="HumanEval JSONL with canonical solutions")
     parser.add_argument("--clean-judge-only", action="store_true", help="only the clean-judge rule's cost")
+    parser.add_argument("--in-flight-only", action="store_true", help="only checks/s and CPU busy by workers")
     args = parser.parse_args()
     cases, workers = humaneval_cases(args.data), args.workers
+    if args.in_flight_only:
+        typical = [case for case in cases if in_process_seconds(*case) < 1e-3]
+        for count in (workers, workers + 1, 2 * workers):
+            print(in_flight(typical, count, args.seconds))
+        return
     if args.clean_judge_only:
         typical = [case for case in cases if in_process_seconds(*case) < 1e-3]
         with SandboxPool(SandboxConfig(workers=workers), Limits(wall_s=10.0)) as pool:
@@ -154,6 +164,23 @@ def main() -> None:
     syntax = syntax_rate_all_cores(sources, workers, min(args.seconds, 2.0))
     print(f"syntax check (ast.parse): {syntax_one:,.0f}/s on one core, {syntax:,.0f}/s on {workers} cores")
     summary(results, syntax, workers)
+
+
+def in_flight(typical: list, workers: int, seconds: float) -> str:
+    """Typical checks per second through `workers` workers, and the share of the machine's CPU busy meanwhile."""
+    with SandboxPool(SandboxConfig(workers=workers), Limits(wall_s=10.0)) as pool:
+        judge = Judge(pool)
+        rate(lambda c: _must_pass(judge, *c), typical[:10], workers, 1.0)  # warm: the spare judges are cloned
+        total, idle = _cpu_ticks()
+        found = rate(lambda c: _must_pass(judge, *c), typical, workers, seconds)
+        total_after, idle_after = _cpu_ticks()
+    return f"workers {workers}: {found:.1f}/s, CPU busy {1 - (idle_after - idle) / (total_after - total):.0%}"
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """(all, idle + iowait) ticks of the machine's CPUs since boot."""
+    ticks = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(ticks), ticks[3] + ticks[4]
 
 
 def clean_judge_cost(pool: SandboxPool, typical: list, workers: int, seconds: float) -> str:
