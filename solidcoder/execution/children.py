@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from solidcoder.execution import harness, isolation, referee, rootfs
+from solidcoder.execution import candidate, isolation, referee, rootfs
 
 if TYPE_CHECKING:
     from solidcoder.execution.zygote import Zygote
@@ -181,7 +181,7 @@ class Child:
                 os.write(self.setup_fd, f"sandbox setup failed: {type(exc).__name__}: {exc}".encode())
             os._exit(SETUP_FAILED_EXIT)
         if self.role == "candidate":
-            harness.run_candidate(_read_job(5))
+            candidate.run_candidate(_read_job(5))
         else:
             referee.serve(self.zygote.config.get("judge_runs", 1))
         os._exit(120)

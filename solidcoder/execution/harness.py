@@ -3,10 +3,9 @@
 Four modes. `stdio` runs the program as `__main__`; the parent compares its stdout. `serve` loads the program
 and answers calls from the judge process (`referee.py`) over two pipes, one value per call, in the plain-data
 wire format (`wire.py`); a value with no plain form (an object of the program's classes) stays here behind a
-numbered handle, and the judge's proxy asks for its attributes, methods and protocols (`PROTOCOLS`). `trace` runs the
-program under `sys.settrace` and writes the variables' final values on the report pipe, with what a call returned
-or the exception that stopped the program, its frames and the variables as they were then (debugging feedback, not
-a verdict). `blocks` records the executed basic blocks and the variables after each (`basic_blocks.py`, for LDB).
+numbered handle, and the judge's proxy asks for its attributes, methods and protocols (`PROTOCOLS`). `trace` and
+`blocks` run it under a tracer (`trace_harness.py`; debugging feedback, not a verdict); `candidate.py` picks the
+mode.
 Everything this process sends is data the judge or the parent decodes as hostile bytes: a program
 that rewrites this module, `builtins` or the encoder can only change the values it answers with, which it could
 have computed anyway. Code is compiled as a standalone file would be (no `__future__` flag of this module).
@@ -14,10 +13,8 @@ have computed anyway. Code is compiled as a standalone file would be (no `__futu
 
 from __future__ import annotations
 
-import ast
 import builtins
 import io
-import json
 import linecache
 import operator
 import os
@@ -27,10 +24,8 @@ import types
 from typing import Any
 
 from solidcoder.execution import wire
-from solidcoder.execution.basic_blocks import BlockRecorder
 
 MAX_REPR = 300
-_NO_CALL = object()  # the trace made no call (or the program exited before it), so nothing was returned
 MEMORY_ERROR_EXIT = 125  # a stdio program that ran out of memory (a failure either way, so no one gains by faking it)
 CANDIDATE_IN, CANDIDATE_OUT, REPORT_FD = 3, 4, 3
 
@@ -40,7 +35,7 @@ def compile_standalone(source: str, filename: str, mode: str = "exec"):
     return compile(source, filename, mode, dont_inherit=True)
 
 
-def _fresh_stdio() -> None:
+def fresh_stdio() -> None:
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="replace")
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace")
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="replace")
@@ -48,7 +43,7 @@ def _fresh_stdio() -> None:
     sys.argv = ["solution.py"]
 
 
-def _flush_and_exit(code: int, _exit=os._exit) -> None:
+def flush_and_exit(code: int, _exit=os._exit) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:  # noqa: SIM105 - no contextlib here: the program may have replaced it
             stream.flush()
@@ -106,7 +101,7 @@ def _exit_code_of(exc: SystemExit) -> int:
     return 1
 
 
-def _new_namespace(name: str) -> dict[str, Any]:
+def new_namespace(name: str) -> dict[str, Any]:
     return {"__name__": name, "__builtins__": builtins, "__file__": "solution.py"}
 
 
@@ -123,16 +118,16 @@ def run_stdio(code: str) -> None:
     """Run the program as a script; exit with its status. The parent judges stdout."""
     linecache.cache["solution.py"] = (len(code), None, code.splitlines(True), "solution.py")  # traceback's lines
     try:
-        exec(compile_standalone(code, "solution.py"), _new_namespace("__main__"))
+        exec(compile_standalone(code, "solution.py"), new_namespace("__main__"))
     except SystemExit as exc:
-        _flush_and_exit(_exit_code_of(exc))
+        flush_and_exit(_exit_code_of(exc))
     except MemoryError:
         print("MemoryError", file=sys.stderr)
-        _flush_and_exit(MEMORY_ERROR_EXIT)
+        flush_and_exit(MEMORY_ERROR_EXIT)
     except BaseException as exc:  # noqa: BLE001 - report whatever the program raised, like the interpreter does
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)  # without this harness's frame
-        _flush_and_exit(1)
-    _flush_and_exit(0)
+        flush_and_exit(1)
+    flush_and_exit(0)
 
 
 # ---------------------------------------------------------------- serve: answer the judge's calls
@@ -261,20 +256,20 @@ def _send(message: tuple, keep: wire.Keep | None = None) -> None:
 def run_serve(job: dict) -> None:
     """Load the header and the program, announce the program's names, then answer calls until the judge closes the
     pipe."""
-    ns, code = _new_namespace("solution"), job["code"]
+    ns, code = new_namespace("solution"), job["code"]
     try:
         run_header(job, ns)
         exec(compile_standalone(code, "solution.py"), ns)
         _send(("loaded", exported_names(ns)))
     except BaseException as exc:  # noqa: BLE001 - a program that fails to load fails every test
         _send(("load_error", describe(exc, {"solution.py": code})))
-        _flush_and_exit(0)
+        flush_and_exit(0)
     server = ProgramServer(ns, code)
     while True:
         try:
             request = wire.decode(wire.read_frame(CANDIDATE_IN))
         except (EOFError, OSError):
-            _flush_and_exit(0)
+            flush_and_exit(0)
         _send(_answer(server, request), server.keep)
 
 
@@ -285,153 +280,3 @@ def _answer(server: ProgramServer, request: Any) -> tuple:
     except BaseException as exc:  # noqa: BLE001 - SystemExit, MemoryError... all are the call's outcome
         frames = program_frames(exc, server.sources)
         return ("raised", type(exc).__name__, exception_message(exc), at(frames[-1])[:300] if frames else "")
-
-
-# ---------------------------------------------------------------- trace
-
-
-def _literal_repr(value: Any) -> str | None:
-    """repr(value) when it is short and round-trips through ast.literal_eval, else None."""
-    if isinstance(value, (list, tuple, dict, set, frozenset, str, bytes)) and len(value) > MAX_REPR:
-        return None
-    try:
-        text = repr(value)
-        if len(text) > MAX_REPR or ast.literal_eval(text) != value:
-            return None
-    except BaseException:  # noqa: BLE001 - anything that does not round-trip is simply not reported
-        return None
-    return text
-
-
-def _snapshot(variables: dict, borrowed: tuple[str, ...] = ()) -> dict[str, str]:
-    """Literal reprs of a scope's own variables (`borrowed` closure variables belong to the enclosing scope)."""
-    out = {}
-    for name, value in variables.items():
-        if name.startswith("__") or name in borrowed:
-            continue
-        if (text := _literal_repr(value)) is not None:
-            out[name] = text
-    return out
-
-
-def _qualname(code) -> str:
-    return getattr(code, "co_qualname", code.co_name)
-
-
-def run_trace(job: dict) -> None:
-    """Run the program (and optionally a call) under settrace; report each scope's final variable values, what the
-    call returned, and, when it raised, the exception with its frames and the variables as they were at the crash."""
-    scopes: dict[str, dict[str, str]] = {}
-    ns = _new_namespace("__main__" if job.get("call") is None else "solution")
-    header_names = set(ns)
-    exc, returned = _traced_run(job, ns, scopes, header_names)
-    scopes.pop("<module>", None)
-    scopes["<module>"] = _snapshot({k: v for k, v in ns.items() if not callable(v) and type(v).__name__ != "module"
-                                    and k not in header_names})
-    record = {"event": "trace", "scopes": scopes, "returned": returned, **_exception_record(exc, job)}
-    os.write(REPORT_FD, json.dumps(record, default=repr).encode() + b"\n")
-    _flush_and_exit(0)
-
-
-def _tracer(scopes: dict):
-    """A settrace hook that records a program frame's variables in `scopes` each time the frame returns."""
-    def local_tracer(frame, event, _arg):
-        if event == "return":
-            scopes[_qualname(frame.f_code)] = _snapshot(frame.f_locals, frame.f_code.co_freevars)
-        return local_tracer
-
-    def global_tracer(frame, _event, _arg):
-        return local_tracer if frame.f_code.co_filename in ("solution.py", "call.py") else None
-    return global_tracer
-
-
-def _traced_run(job: dict, ns: dict, scopes: dict, header_names: set) -> tuple[BaseException | None, dict | None]:
-    """Run under the tracer, filling `scopes`: (the exception that stopped the program, or None; the call's value).
-    The header runs first, untraced; `header_names` gets the names it bound."""
-    try:
-        run_header(job, ns)
-    except BaseException as exc:  # noqa: BLE001 - a header that fails is reported as the program's failure
-        return exc, None
-    header_names.update(ns)
-    sys.settrace(_tracer(scopes))
-    try:
-        exec(compile_standalone(job["code"], "solution.py"), ns)
-        call = job.get("call")
-        value = _NO_CALL if call is None else eval(compile_standalone(call, "call.py", "eval"), ns)
-    except SystemExit:
-        value = _NO_CALL
-    except BaseException as exc:  # noqa: BLE001 - a program that raises reports the exception and where it was
-        sys.settrace(None)
-        _crash_scopes(exc, scopes)
-        return exc, None
-    finally:
-        sys.settrace(None)
-    return None, None if value is _NO_CALL else _returned(value)
-
-
-def _crash_scopes(exc: BaseException, scopes: dict) -> None:
-    """Each function on the crash's traceback as it was when the exception left it; the innermost call wins."""
-    tb = exc.__traceback__
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_filename == "solution.py" and code.co_name != "<module>":
-            scopes[_qualname(code)] = _snapshot(tb.tb_frame.f_locals, code.co_freevars)
-        tb = tb.tb_next
-
-
-def _returned(value: Any) -> dict:
-    """The call's value: its type, its literal repr (`literal`), or a shortened plain repr when it has none."""
-    literal = _literal_repr(value)
-    try:
-        text = repr(value)[:MAX_REPR] if literal is None else literal
-    except BaseException:  # noqa: BLE001 - the program's own __repr__ may raise
-        text = "<unrepresentable>"
-    return {"type": type(value).__name__, "repr": text, "literal": literal is not None}
-
-
-def _exception_record(exc: BaseException | None, job: dict) -> dict:
-    """`error` (one line) and `exception` (type, message, program frames outermost first) of the trace record."""
-    if exc is None:
-        return {"error": None, "exception": None}
-    sources = {"solution.py": job["code"], "call.py": job.get("call") or ""}
-    frames = program_frames(exc, sources)[-50:]
-    return {"error": describe(exc, sources), "exception": {"type": type(exc).__name__,
-                                                           "message": exception_message(exc), "frames": frames}}
-
-
-def run_blocks(job: dict) -> None:
-    """Run the program (and optionally a call) under the block recorder (`basic_blocks.py`); report the executed
-    blocks with the variables before and after each, and the exception that stopped the program, if any."""
-    recorder = BlockRecorder(job["code"], skip_module=job.get("call") is not None)
-    ns = _new_namespace("__main__" if job.get("call") is None else "solution")
-    try:
-        run_header(job, ns)
-        sys.settrace(recorder.global_trace)
-        exec(compile_standalone(job["code"], "solution.py"), ns)
-        if job.get("call") is not None:
-            eval(compile_standalone(job["call"], "call.py", "eval"), ns)
-        exc = None
-    except SystemExit:
-        exc = None
-    except BaseException as raised:  # noqa: BLE001 - a program that raises reports the exception
-        exc = raised
-    finally:
-        sys.settrace(None)
-    record = {"event": "blocks", **recorder.record(), **_exception_record(exc, job)}
-    os.write(REPORT_FD, json.dumps(record, default=repr).encode() + b"\n")
-    _flush_and_exit(0)
-
-
-def run_candidate(job: dict) -> None:
-    """Entry point in the candidate's process after confinement: never returns."""
-    _fresh_stdio()
-    mode = job["mode"]
-    if mode == "stdio":
-        run_stdio(job["code"])
-    elif mode == "serve":
-        run_serve(job)
-    elif mode == "trace":
-        run_trace(job)
-    elif mode == "blocks":
-        run_blocks(job)
-    _flush_and_exit(120)

@@ -1,0 +1,20 @@
+"""The candidate's process entry after confinement: one run, by its mode (`children.Child` calls it)."""
+
+from __future__ import annotations
+
+from solidcoder.execution import harness, trace_harness
+
+
+def run_candidate(job: dict) -> None:
+    """Run the job's program as its mode says (stdio, serve, trace, blocks); never returns."""
+    harness.fresh_stdio()
+    mode = job["mode"]
+    if mode == "stdio":
+        harness.run_stdio(job["code"])
+    elif mode == "serve":
+        harness.run_serve(job)
+    elif mode == "trace":
+        trace_harness.run_trace(job)
+    elif mode == "blocks":
+        trace_harness.run_blocks(job)
+    harness.flush_and_exit(120)
