@@ -155,6 +155,14 @@ def _tests(problem: Problem, tests: list[TestCase] | None) -> list[TestCase]:
     return problem.public_tests if tests is None else tests
 
 
+KEPT = "kept"  # the origin prefix of an accumulated test [D]; its runs after the one that found it are kind `kept`
+
+
+def is_kept(origin: str) -> bool:
+    """Whether a generated test's origin (a call test's name) marks it accumulated."""
+    return origin.startswith(KEPT)
+
+
 def _kind(purpose: str, problem: Problem, test: TestCase) -> str:
     """public or hidden (the problem's own tests; every test of the hidden judging is hidden), kept, oracle or
     generated."""
@@ -165,15 +173,8 @@ def _kind(purpose: str, problem: Problem, test: TestCase) -> str:
     if test in problem.hidden_tests:
         return "hidden"
     name = test.name or ""
-    return "kept" if is_kept(name) else "oracle" if name.startswith("oracle") else "generated"
+    return KEPT if is_kept(name) else "oracle" if name.startswith("oracle") else "generated"
 
-
-KEPT = "kept"  # the origin prefix of an accumulated test [D]; its runs after the one that found it are kind `kept`
-
-
-def is_kept(origin: str) -> bool:
-    """Whether a generated test's origin (a call test's name) marks it accumulated."""
-    return origin.startswith(KEPT)
 
 
 def _run(kind: str, test: TestCase, verdict: TestVerdict, limit: int) -> TestRun:

@@ -69,7 +69,9 @@ async def selected(selector: Selector, ranked: list[Candidate], generated: Gener
         return ranked
     problem = generated.problem
     if selector.name == "orm":
-        scores = await asyncio.to_thread(orm_scorer(selector.orm).scores, problem, ranked)
+        from solidcoder.verify.orm import loaded_scorer  # torch and transformers: the `train` extra
+
+        scores = await asyncio.to_thread(loaded_scorer(selector.orm).scores, problem, ranked)
     else:
         tests = await generated.tests()
         if not tests:
@@ -79,9 +81,3 @@ async def selected(selector: Selector, ranked: list[Candidate], generated: Gener
         scores = await asyncio.to_thread(AgreementScorer(generated.ctx.judge, tests).scores, problem, ranked)
     return [c for _, c in sorted(zip(scores, ranked, strict=True), key=lambda pair: -pair[0])]
 
-
-def orm_scorer(path: str):
-    """The ORM at `path`, loaded once per process (torch and transformers: the `train` extra)."""
-    from solidcoder.verify.orm import loaded_scorer
-
-    return loaded_scorer(path)
