@@ -19,6 +19,7 @@ from solidcoder.errors import BadInput
 from solidcoder.execution.judge import Judge, JudgeReport
 from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
 from solidcoder.execution.trace import TraceResult, trace_program
+from solidcoder.parsing import compile_source
 from solidcoder.problem import load_problem
 
 
@@ -31,7 +32,7 @@ def read_source(path: Path, what: str = "program") -> str:
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(f"cannot read {what} file {path}: {exc}") from None
     try:
-        compile(text, str(path), "exec")
+        compile_source(text, str(path))
     except SyntaxError as exc:
         raise BadInput(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
     return text
@@ -129,7 +130,7 @@ def _read_stdin_file(path: Path) -> str:
 
 def _check_call(call: str) -> None:
     try:
-        compile(call, "--call", "eval")
+        compile_source(call, "--call", "eval")
     except SyntaxError as exc:
         raise BadInput(f"--call is not a Python expression: {exc.msg}: {call!r}") from None
 

@@ -6,9 +6,14 @@
   `BudgetExceeded`: a run-wide cap was reached, the run stops. `ProblemBudgetExceeded`: one problem used its
   `--max-calls`; its strategy answers with what it has and the run goes on.
 * `InfrastructureError`: a failure outside the candidate; what it stopped is not scored, a bench unit is retried.
+  `InternalError`: any exception no layer expected, as one unit's infrastructure error (never the run's end).
   `SandboxFailure` is the one sandbox failure: a worker that would not start, a run whose setup failed, a
   training batch with too many of those.
+* `UnreadableCode` (a `SyntaxError`) and `UnreadableText` (a `ValueError`): untrusted text past `parsing.py`'s bounds
+  on size or nesting; callers treat them as they treat code or data that does not parse.
 """
+
+from __future__ import annotations
 
 
 class BadInput(Exception):
@@ -37,3 +42,27 @@ class InfrastructureError(Exception):
 
 class SandboxFailure(InfrastructureError):
     """The sandbox itself failed: never the program's verdict."""
+
+
+class InternalError(InfrastructureError):
+    """An exception no layer expected (a bug, or an input no bound caught), as one unit's infrastructure error: one
+    line naming the exception and the innermost solidcoder line it came from. It ends that unit, never the run."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> InternalError:
+        tb, where = exc.__traceback__, ""
+        while tb is not None:
+            path = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+            if "/solidcoder/" in path:
+                where = f" (at {path.rsplit('/solidcoder/', 1)[1]}:{tb.tb_lineno})"
+            tb = tb.tb_next
+        first = (str(exc).splitlines() or [""])[0][:300]
+        return cls(f"unexpected {type(exc).__name__}: {first}{where}")
+
+
+class UnreadableCode(SyntaxError):
+    """Python source or a tree past the parse bounds (size, nesting): read as a program that does not parse."""
+
+
+class UnreadableText(ValueError):
+    """JSON or other data text past the parse bounds (size, nesting): read as text that does not decode."""

@@ -7,7 +7,6 @@ described in docs/problem-schema.md; files are `.json` (one object or a list) or
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import json
 import keyword
@@ -20,6 +19,7 @@ from typing import Any
 
 from solidcoder.errors import BadInput
 from solidcoder.matching import MODES, problem_tolerance
+from solidcoder.parsing import literal, load_json
 
 KINDS = ("call", "stdio")
 STYLES = ("assert", "check")
@@ -282,7 +282,7 @@ def _entries(path: Path, text: str) -> list[tuple[str, Any]]:
 
 def _decode(text: str, where: str, whole_file: bool = False) -> Any:
     try:
-        return json.loads(text)
+        return load_json(text, strict=True)
     except json.JSONDecodeError as exc:
         # For a JSONL line `where` already names the line, so only the column adds information.
         at = f"line {exc.lineno} column {exc.colno}" if whole_file else f"column {exc.colno}"
@@ -351,6 +351,6 @@ def argument_lines_test(entry_point: str, input_text: str, output: Any) -> TestC
 
 def _literal_or_text(line: str) -> Any:
     try:
-        return ast.literal_eval(line)
+        return literal(line)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return line

@@ -26,6 +26,7 @@ import textwrap
 import tokenize
 from collections.abc import Iterator
 
+from solidcoder.parsing import compile_source, literal, parse_python
 from solidcoder.problem import TestCase, _json_ok
 
 _IO = re.compile(r"^[ \t#>*_]*(?:(?P<tag>(?:sample|example)s?)[ \t]*)?(?P<io>input|output)(?:[ \t]*copy)?"
@@ -144,7 +145,7 @@ def _line_example(line: str, following: str, prefix: str) -> TestCase | None:
 def _assert(line: str, prefix: str) -> TestCase | None:
     """`assert f(1) == 2` as a call test; any other assert that calls the entry point as its own script."""
     try:
-        node = ast.parse(line).body[0]
+        node = parse_python(line).body[0]
     except (*_PARSE_ERRORS, IndexError):
         return None
     if not isinstance(node, ast.Assert) or prefix not in line:
@@ -163,8 +164,8 @@ def _made(prefix: str, call: str, result: str) -> TestCase | None:
     if not call.startswith(prefix) or not result or result.startswith(">>>"):
         return None
     try:
-        compile(call, "<example>", "eval")
-        expected = ast.literal_eval(result)
+        compile_source(call, "<example>", "eval")
+        expected = literal(result)
     except _PARSE_ERRORS:
         return None
     if _json_ok(expected):
@@ -211,7 +212,7 @@ def _arguments(given: str, params: list[str] | None) -> str | None:
     """"nums = [2, 7], target = 9" as the positional argument list "[2, 7], 9", in `params` order when known."""
     source = f"_({given})"
     try:
-        call = ast.parse(source, mode="eval").body
+        call = parse_python(source, "eval").body
     except _PARSE_ERRORS:
         return None
     if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solidcoder.errors import BadInput
+from solidcoder.parsing import parse_python
 from solidcoder.problem import Problem, TestCase
 from solidcoder.textexamples import call_examples, stdio_examples
 
@@ -108,7 +109,7 @@ def _signature(lines: list[str], i: int) -> tuple[str, ast.FunctionDef | ast.Asy
 def _parsed_def(source: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     for tail in ("", "\n    pass", ":\n    pass"):
         try:
-            node = ast.parse(source + tail).body[0]
+            node = parse_python(source + tail).body[0]
         except (SyntaxError, ValueError, MemoryError, RecursionError, IndexError):
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -1,7 +1,8 @@
 """The asyncio bench runner: every (problem, sample) unit of a task, concurrently, resumable, append-only.
 
 Units already in results.jsonl under the same key are skipped; anything else runs. A unit whose model or sandbox
-failed is written to errors.jsonl (retried by the next run, never scored); a finished one to results.jsonl, the
+failed, or that raised anything unexpected (`InternalError`: one unit's failure, never the run's end), is written to
+errors.jsonl (retried by the next run, never scored); a finished one to results.jsonl, the
 moment it finishes. A budget or fatal model error stops new units from starting (running ones finish).
 """
 
@@ -14,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from solidcoder.core.calls import Limiter, RecordingModel
-from solidcoder.errors import BudgetExceeded, InfrastructureError, ModelError, ModelFatalError, ProblemBudgetExceeded
+from solidcoder.errors import (
+    BudgetExceeded,
+    InfrastructureError,
+    InternalError,
+    ModelError,
+    ModelFatalError,
+    ProblemBudgetExceeded,
+)
 from solidcoder.models.base import Model
 from solidcoder.store import ResultStore
 
@@ -96,6 +104,10 @@ class BenchRunner:
             self._error(row, exc, model, time.monotonic() - start)
             await asyncio.to_thread(self.store.fsync)
             return
+        except Exception as exc:  # noqa: BLE001 - one unit's unexpected failure ends that unit, never the run
+            self._error(row, InternalError.of(exc), model, time.monotonic() - start)
+            await asyncio.to_thread(self.store.fsync)
+            return
         row.update(usage_fields(model), wall_s=round(time.monotonic() - start, 3))
         self.store.add_result(row)  # written now (safe from kill -9); fsynced below without blocking the loop
         self.totals.finished += 1
@@ -104,7 +116,8 @@ class BenchRunner:
         await asyncio.to_thread(self.store.fsync)
 
     def _error(self, row: dict, exc: Exception, model: RecordingModel, wall_s: float) -> None:
-        kind = "sandbox" if isinstance(exc, InfrastructureError) else "model"
+        kind = "internal" if isinstance(exc, InternalError) else \
+            "sandbox" if isinstance(exc, InfrastructureError) else "model"
         row.update(usage_fields(model), error_kind=kind, error=f"{type(exc).__name__}: {exc}"[:1000],
                    wall_s=round(wall_s, 3))
         self.store.add_error(row)

@@ -8,7 +8,6 @@ real run, and the answer scores when its literal equals it with the same type (E
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import re
 from typing import Any
@@ -22,6 +21,7 @@ from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import JudgeReport
 from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import trace_program
+from solidcoder.parsing import literal
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.live import LiveExecutor, SuiteTest
@@ -47,7 +47,19 @@ class CodeTask:
         failure = report.failures()[0].detail[:300] if report.failures() else ""
         return {"passed": report.passed, "tests_passed": report.pass_count, "tests_total": report.total,
                 "first_failure": failure, "code": attempt.code, "notes": attempt.notes(),
-                **await self.false_alarms(problem, attempt, report, model.executions)}
+                **await self.false_alarms(problem, attempt, report, model.executions),
+                **await self.alternatives(problem, attempt, judge, report)}
+
+    async def alternatives(self, problem: Problem, attempt: Attempt, judge, report: JudgeReport) -> dict[str, Any]:
+        """`alternatives_passed`: each of the attempt's other answers judged on the hidden tests (each distinct
+        program once; the answer's own verdict reused); absent when it gave none."""
+        if not attempt.alternatives:
+            return {}
+        verdicts = {attempt.code: report.passed}
+        for code in attempt.alternatives.values():
+            if code not in verdicts:
+                verdicts[code] = (await judge.ajudge(problem, code, problem.hidden_tests)).passed
+        return {"alternatives_passed": {name: verdicts[code] for name, code in attempt.alternatives.items()}}
 
     async def false_alarms(self, problem: Problem, attempt: Attempt, report: JudgeReport,
                            executions: UnitExecutions | None = None) -> dict[str, Any]:
@@ -114,7 +126,7 @@ def parse_answer(text: str) -> Any:
         quoted = candidate.strip().strip("`").strip()
         for variant in (quoted, quoted.rstrip(" .`").lstrip(" `")):  # "5." stays a float unless it does not parse
             try:
-                return ast.literal_eval(variant)
+                return literal(variant)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 continue
     return _NO_ANSWER

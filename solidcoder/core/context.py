@@ -11,7 +11,7 @@ differ.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solidcoder.core.calls import UnitModel, sampling
 from solidcoder.core.executions import UnitExecutions
@@ -32,6 +32,10 @@ class SolveContext:
     max_tokens: int | None = None
     top_p: float | None = None  # nucleus sampling; None: the model's default
     executions: UnitExecutions | None = None  # the unit's execution recorder; None: nothing recorded
+
+    def with_temperature(self, temperature: float | None) -> SolveContext:
+        """This context with its calls at `temperature`."""
+        return replace(self, temperature=temperature)
 
     @property
     def judge(self) -> Judge:

@@ -11,6 +11,7 @@ import ast
 from dataclasses import dataclass
 
 from solidcoder.datasets.base import hub_rows
+from solidcoder.parsing import parse_python
 
 
 @dataclass
@@ -36,7 +37,7 @@ def cruxeval_item(row: dict, task: str = "output") -> TraceItem:
 
 def parameters(code: str) -> set[str]:
     """Parameter names of `f` (a variable question asks about something the function computes)."""
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(parse_python(code)):
         if isinstance(node, ast.FunctionDef) and node.name == "f":
             args = node.args
             return {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}

@@ -16,6 +16,7 @@ import ast
 import re
 
 from solidcoder.datasets.base import first_function_name, hub_mirror, hub_rows
+from solidcoder.parsing import parse_python
 from solidcoder.problem import Problem, TestCase
 
 _DOCTEST = re.compile(r">>>\s*(.+)\n\s*(\S.*)")
@@ -36,7 +37,8 @@ def _check_script(test: str, prompt: str, entry_point: str) -> str:
 def prompt_helpers(prompt: str, entry_point: str, script: str) -> str:
     """The prompt's imports and the functions and classes (other than the entry point) that `script` names."""
     try:
-        prompt_tree, used = ast.parse(prompt), {n.id for n in ast.walk(ast.parse(script)) if isinstance(n, ast.Name)}
+        prompt_tree = parse_python(prompt)
+        used = {n.id for n in ast.walk(parse_python(script)) if isinstance(n, ast.Name)}
     except SyntaxError:
         return ""
     defs = [n for n in prompt_tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
@@ -51,7 +53,7 @@ def prompt_header(prompt: str, entry_point: str) -> str:
     """The prompt's header, as the official harness has it before the completion: every top-level import, and
     every function and class other than the entry point ("" when the prompt does not parse)."""
     try:
-        tree = ast.parse(prompt)
+        tree = parse_python(prompt)
     except SyntaxError:
         return ""
     kept = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))

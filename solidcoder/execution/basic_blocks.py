@@ -20,6 +20,8 @@ import types
 from collections import deque
 from typing import Any
 
+from solidcoder.parsing import parse_python
+
 KEEP = 50  # executed blocks kept from the start and from the end of a run (the parent shows 5 of each)
 VALUE_CHARS = 100  # a longer value text keeps this many characters at each end (enough for LDB's 50 + 50)
 _COMPOUND = (ast.If, ast.With, ast.AsyncWith, ast.Try, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
@@ -76,7 +78,7 @@ def split_into(statements: list[ast.stmt], blocks: list[list[ast.stmt]]) -> None
 def split_blocks(source: str) -> list[list[ast.stmt]]:
     """The program's basic blocks, each a list of statements, ordered by their first line."""
     blocks: list[list[ast.stmt]] = []
-    split_into(ast.parse(source).body, blocks)
+    split_into(parse_python(source).body, blocks)
     return sorted(blocks, key=lambda block: block[0].lineno)
 
 

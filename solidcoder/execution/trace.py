@@ -34,9 +34,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from solidcoder.errors import UnreadableCode
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.harness import source_line
 from solidcoder.execution.sandbox import Limits
+from solidcoder.parsing import literal, parse_python
 
 CALL_FILE = "<call>"  # how a frame of the traced call expression is named
 # `forgery_route`: imports that give a program no handle on the process (their public attributes reach no unsafe
@@ -161,8 +163,10 @@ def forgery_route(code: str) -> str | None:
     """How `code` could reach the tracer that runs in its process (and so forge its trace), or None when this
     static check finds no way: see the module docstring. Code that does not parse has no route (it does not run)."""
     try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        tree = parse_python(code)
+    except UnreadableCode as exc:  # Python may still run it: unchecked is not safe
+        return f"the program cannot be checked: {exc.msg}"
+    except (SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):
         route = _route(node)
@@ -220,7 +224,7 @@ def _parse_values(values: dict[str, str]) -> dict[str, Any]:
     parsed = {}
     for name, text in values.items():
         try:
-            parsed[name] = ast.literal_eval(text)
+            parsed[name] = literal(text)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
     return parsed

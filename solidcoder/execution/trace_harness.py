@@ -8,7 +8,6 @@ decodes it as hostile bytes.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import sys
@@ -26,6 +25,7 @@ from solidcoder.execution.harness import (
     program_frames,
     run_header,
 )
+from solidcoder.parsing import literal
 
 _NO_CALL = object()  # the trace made no call (or the program exited before it), so nothing was returned
 
@@ -35,7 +35,7 @@ def _literal_repr(value: Any) -> str | None:
         return None
     try:
         text = repr(value)
-        if len(text) > MAX_REPR or ast.literal_eval(text) != value:
+        if len(text) > MAX_REPR or literal(text) != value:
             return None
     except BaseException:  # noqa: BLE001 - anything that does not round-trip is simply not reported
         return None

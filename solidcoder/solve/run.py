@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from solidcoder.core.calls import MemoryLog, RecordingModel
 from solidcoder.core.context import SolveContext
 from solidcoder.core.trajectory import Trajectory
-from solidcoder.errors import BudgetExceeded, InfrastructureError, ModelError
+from solidcoder.errors import BudgetExceeded, InfrastructureError, InternalError, ModelError
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import JudgeReport, TestVerdict
 from solidcoder.problem import Problem
@@ -69,6 +69,8 @@ async def solve_problem(strategy: Strategy, problem: Problem, models, pool: Exec
         return _stopped(trajectory, "unverified", f"budget ran out: {exc}")
     except (ModelError, InfrastructureError) as exc:  # a sandbox failure is one (SandboxFailure), as in a bench run
         return _stopped(trajectory, "infrastructure_error", str(exc))
+    except Exception as exc:  # noqa: BLE001 - as in a bench unit: one line, the trajectory kept, never a traceback
+        return _stopped(trajectory, "infrastructure_error", str(InternalError.of(exc)))
 
 
 async def _seeded(strategy, problem: Problem, ctx: SolveContext, limits: SolveLimits, trajectory: Trajectory):

@@ -10,6 +10,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from solidcoder.parsing import compile_source, parse_python
 from solidcoder.problem import Problem, TestCase
 
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
@@ -66,7 +67,7 @@ def _may_start(line: str) -> bool:
     """Whether a statement can begin on `line`: the cheap test before compiling the lines from it."""
     try:
         codeop.compile_command(line.strip(), symbol="exec")
-    except (SyntaxError, ValueError, OverflowError):
+    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
         return False
     return bool(line.strip())
 
@@ -77,7 +78,7 @@ def _compiling_run(lines: list[str], start: int) -> int:
     end = _block_end(lines, start)
     while end > start:
         try:
-            compile(textwrap.dedent("\n".join(lines[start:end])), "<reply>", "exec")
+            compile_source(textwrap.dedent("\n".join(lines[start:end])), "<reply>")
             return end - start
         except (SyntaxError, ValueError) as exc:
             end = min(end - 1, start + (getattr(exc, "lineno", None) or end - start) - 1)
@@ -97,7 +98,7 @@ def _indent(line: str) -> int:
 def _program_in(source: str) -> str:
     """`source` (which compiles) from its first to its last statement that is not prose-like, when those define a
     function or class or read standard input; else ""."""
-    body = ast.parse(source).body
+    body = parse_python(source).body
     kept = [i for i, stmt in enumerate(body) if not _prose_like(stmt)]
     if not kept or not _defines_or_reads(body[kept[0]:kept[-1] + 1]):
         return ""
@@ -130,7 +131,7 @@ def _reads_stdin(node: ast.AST) -> bool:
 
 def _compiles(source: str) -> bool:
     try:
-        compile(source, "<reply>", "exec")
+        compile_source(source, "<reply>")
     except (SyntaxError, ValueError):
         return False
     return True

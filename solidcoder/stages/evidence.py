@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from solidcoder.parsing import literal, parse_python
 from solidcoder.problem import Problem
 from solidcoder.stages.live import GeneratedTest, LiveExecutor, Outcome, first_call
 from solidcoder.stages.oracle import bindings, parameters
@@ -126,10 +127,10 @@ def _public_calls(problem: Problem) -> list[str]:
 def _argument_types(call: str) -> tuple[str, ...] | None:
     """The type names of a call's literal arguments; None when it is not a plain call of literals."""
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        node = parse_python(call.strip(), "eval").body
         if not isinstance(node, ast.Call) or node.keywords:
             return None
-        return tuple(_type_name(ast.literal_eval(arg)) for arg in node.args)
+        return tuple(_type_name(literal(arg)) for arg in node.args)
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return None
 
@@ -152,7 +153,7 @@ def _asserted_values(script: str) -> list[tuple[str, Any]]:
 def _asserted_calls(script: str) -> list[tuple[ast.Call, Any]]:
     """(call node, literal) for each `assert CALL == LITERAL` (or `LITERAL == CALL`) in a script."""
     try:
-        tree = ast.parse(script)
+        tree = parse_python(script)
     except SyntaxError:
         return []
     found = []
@@ -170,7 +171,7 @@ _NOT_LITERAL = object()
 
 def _literal(node: ast.AST) -> Any:
     try:
-        return ast.literal_eval(node)
+        return literal(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _NOT_LITERAL
 
@@ -178,6 +179,6 @@ def _literal(node: ast.AST) -> Any:
 def _normal(call: str) -> str:
     """A call's source as the AST compares it (spacing and quotes do not matter)."""
     try:
-        return ast.dump(ast.parse(call.strip(), mode="eval").body)
+        return ast.dump(parse_python(call.strip(), "eval").body)
     except SyntaxError:
         return call

@@ -23,6 +23,7 @@ from solidcoder.errors import SandboxFailure
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, TestVerdict
 from solidcoder.execution.sandbox import ExecResult, Limits
+from solidcoder.parsing import compile_source, parse_python
 from solidcoder.problem import Problem, TestCase
 from solidcoder.stages.base import describe_test
 
@@ -251,7 +252,7 @@ def _unusable(code: str) -> str | None:
     if not code.strip():
         return "the reply held no code"
     try:
-        compile(code, "solution.py", "exec")
+        compile_source(code, "solution.py")
     except (SyntaxError, ValueError) as exc:
         return f"SyntaxError: {getattr(exc, 'msg', exc)} (line {getattr(exc, 'lineno', '?')})"
     return None
@@ -266,7 +267,7 @@ def first_call(script: str, problem: Problem) -> str | None:
     """The source of the first call to the entry point in an assert script (what the tracer replays)."""
     name = (problem.entry_point or "").split(".")[-1]
     try:
-        tree = ast.parse(script)
+        tree = parse_python(script)
     except SyntaxError:
         return None
     for node in ast.walk(tree):

@@ -10,9 +10,9 @@ ignored. The structured form asks for the test's fields as JSON (`ORACLE_SCHEMAS
 from __future__ import annotations
 
 import ast
-import json
 import re
 
+from solidcoder.parsing import compile_source, load_json, parse_python
 from solidcoder.stages.base import PYTHON_TAGS, code_blocks
 from solidcoder.stages.live import GeneratedTest
 
@@ -66,7 +66,7 @@ def structured_call(reply: str, entry_point: str, origin: str = "",
         return None
     script = _call_lines(call.strip(), parameters)
     name = entry_point.split(".")[0]
-    calls = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(ast.parse(script)))
+    calls = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(parse_python(script)))
     return GeneratedTest("call", script, crash_only=True, origin=origin) if name and calls else None
 
 
@@ -74,7 +74,7 @@ def _fields(reply: str) -> dict:
     """The first JSON object in a reply, read leniently (raw newlines in strings are fine); {} when there is none."""
     found = _OBJECT.search(reply)
     try:
-        fields = json.loads(found.group(0), strict=False) if found else None
+        fields = load_json(found.group(0)) if found else None
     except ValueError:
         fields = None
     return fields if isinstance(fields, dict) else {}
@@ -83,7 +83,7 @@ def _fields(reply: str) -> dict:
 def _call_lines(call: str, names: tuple[str, ...]) -> str:
     """`name = argument` lines binding the call's arguments to the parameter names (where they can be), then
     `result = CALL`."""
-    parsed = ast.parse(call, mode="eval").body
+    parsed = parse_python(call, "eval").body
     bound = (bindings(parsed, names) if isinstance(parsed, ast.Call) else None) or []
     return "\n".join([*bound, f"result = {call}"]) + "\n"
 
@@ -93,7 +93,7 @@ def parameters(statement: str, entry_point: str) -> tuple[str, ...]:
     name = re.escape(entry_point.split(".")[-1])
     found = re.search(rf"def\s+{name}\s*\((.*?)\)\s*(?:->[^:]*)?:", statement, re.DOTALL)
     try:
-        tree = ast.parse(f"def f({found.group(1)}): pass") if found else None
+        tree = parse_python(f"def f({found.group(1)}): pass") if found else None
     except SyntaxError:
         return ()
     args = tree.body[0].args if tree else None
@@ -137,7 +137,7 @@ def input_only(test: GeneratedTest) -> GeneratedTest | None:
 
 def _is_expression(text: str) -> bool:
     try:
-        ast.parse(text, mode="eval")
+        parse_python(text, "eval")
     except (SyntaxError, ValueError):
         return False
     return True
@@ -146,20 +146,20 @@ def _is_expression(text: str) -> bool:
 def _without_definition(script: str, name: str) -> str | None:
     """The script minus any top-level definition of `name` (which would shadow the candidate under test), or
     None when what is left does not both call `name` and assert something."""
-    tree = ast.parse(script)
+    tree = parse_python(script)
     drop = {line for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name
             for line in range(node.lineno - len(node.decorator_list), node.end_lineno + 1)}
     kept = "\n".join(line for i, line in enumerate(script.splitlines(), 1) if i not in drop).strip()
     if not name or not _compiles(kept):
         return None
-    calls = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(ast.parse(kept)))
-    asserts = any(isinstance(n, ast.Assert) for n in ast.walk(ast.parse(kept)))
+    calls = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(parse_python(kept)))
+    asserts = any(isinstance(n, ast.Assert) for n in ast.walk(parse_python(kept)))
     return kept + "\n" if calls and asserts else None
 
 
 def _compiles(source: str) -> bool:
     try:
-        compile(source, "<test>", "exec")
+        compile_source(source, "<test>")
     except (SyntaxError, ValueError):
         return False
     return True

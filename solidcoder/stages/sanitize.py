@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 
+from solidcoder.parsing import parse_python
+
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _KEPT = (ast.Import, ast.ImportFrom, *_DEFINITIONS)
 
@@ -22,7 +24,7 @@ _KEPT = (ast.Import, ast.ImportFrom, *_DEFINITIONS)
 def strip_self_tests(code: str) -> str:
     """`code` without its top-level self-test statements; unchanged when there are none or it does not parse."""
     try:
-        module = ast.parse(code)
+        module = parse_python(code)
     except (SyntaxError, ValueError):
         return code
     defined = {node.name for node in module.body if isinstance(node, _DEFINITIONS)}

@@ -3,9 +3,10 @@
 `make_strategy(name)` builds one by name; `STRATEGIES` lists the names the CLI accepts. `solidcoder` is the
 paper's Algorithm 1 (`algorithm1.py`); `solidcoder+` is the same loop with the project's recommended refinements
 (a preset). Both have ablations `<name>_no_<component>` for shift_left, simulation, oracle, live, defensive, and
-take refinements as named options after a colon (`solidcoder:candidates=3,monotonic`). `solidcoder-routed` (what
-`solve` runs by default) tries a direct program, then ranked samples, then the `solidcoder+` loop (`routed.py`), with
-its own options (`solidcoder-routed:samples=3,max_tier=1`).
+take refinements as named options after a colon (`solidcoder:candidates=3,monotonic`). `direct` is greedy;
+`direct:sampled` samples at the model's default temperature, `direct:n=5` is best-of-n (`simple.py`).
+`solidcoder-routed` (what `solve` runs by default) tries a direct program, then ranked samples, then the
+`solidcoder+` loop (`routed.py`), with its own options (`solidcoder-routed:samples=3,max_tier=1`).
 
 Importing this package is cheap (the CLI builds its help from `STRATEGIES`): the strategies, and the names re-exported
 here (`Attempt`, `SolveContext`, `Strategy`, `extract_code`), are imported on first use.
@@ -34,6 +35,10 @@ def make_strategy(name: str) -> Strategy:
     """The strategy called `name` (dashes and underscores are the same in the name, not in its options)."""
     key = name.replace("-", "_")
     family = key.partition(":")[0]  # options follow a colon: solidcoder:candidates=3,monotonic
+    if family == "direct":
+        from solidcoder.strategies.simple import Direct, parse_direct
+
+        return Direct(parse_direct(name.partition(":")[2]))
     if key in ONE_CALL:
         from solidcoder.strategies.simple import OneCallStrategy
 

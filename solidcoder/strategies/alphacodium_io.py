@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from solidcoder.parsing import literal, load_yaml, parse_python
 from solidcoder.problem import Problem, TestCase
 from solidcoder.stages.live import Evaluation, Outcome
 
@@ -69,7 +70,7 @@ def load_reply(text: str, keys: tuple[str, ...] = ()) -> dict | None:
 
 def _safe_load(text: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError:
         return None
 
@@ -155,11 +156,11 @@ def example_test(example: Example, problem: Problem) -> TestCase | None:
         return TestCase(kind="stdio", stdin=example.input, expected_stdout=example.output)
     call = example.input.strip()
     try:
-        expression = ast.parse(call, mode="eval").body
+        expression = parse_python(call, "eval").body
         if not isinstance(expression, ast.Call):
             call = f"{(problem.entry_point or '').split('.')[-1]}({call})"
-            ast.parse(call, mode="eval")
-        return TestCase(kind="call", call=call, expected=ast.literal_eval(example.output.strip()))
+            parse_python(call, "eval")
+        return TestCase(kind="call", call=call, expected=literal(example.output))
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return None
 
@@ -192,7 +193,7 @@ def read_fixed_code(data: dict) -> str | None:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse_python(code)
     except (SyntaxError, ValueError):
         return False
     return bool(code.strip())

@@ -26,7 +26,7 @@ from solidcoder.stages.live import GeneratedTest
 class Attempt:
     """A strategy's answer for one problem. `verified`: None when the strategy ran no tests of its own on `code`,
     else whether at least one ran and `code` passed every one (public and kept); `kept`: None for a strategy that
-    keeps no tests."""
+    keeps no tests; `alternatives`: other answers given at once (see the field)."""
 
     code: str
     verified: bool | None = None
@@ -34,6 +34,9 @@ class Attempt:
     stages: list[str] = field(default_factory=list)
     kept: list[GeneratedTest] | None = None
     record: dict[str, Any] = field(default_factory=dict)
+    # other answers the strategy gives at once, by name (best-of-n: the pick among the first k samples, by k); bench
+    # judges each on the hidden tests too (`alternatives_passed`), so one run prices several budgets
+    alternatives: dict[str, str] = field(default_factory=dict)
 
     def notes(self) -> dict[str, Any]:
         """What a bench row and a trajectory record as `notes` (the keys runs have always had)."""

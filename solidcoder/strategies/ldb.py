@@ -21,7 +21,6 @@ prefixed with LDB's import header, and no comment from the prompt is inserted in
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -31,6 +30,7 @@ from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.execution.blocks import BlockTrace, trace_blocks
 from solidcoder.execution.judge import JudgeReport, TestVerdict
 from solidcoder.execution.sandbox import Limits
+from solidcoder.parsing import load_json
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import problem_variables
 from solidcoder.stages.base import extract_code
@@ -179,7 +179,7 @@ def parse_verdicts(reply: str) -> list[BlockVerdict]:
     """The per-block verdicts of a debug reply (the schema's object, or LDB's one JSON object a line)."""
     found = _OBJECT.search(reply)
     try:
-        data = json.loads(found.group(0), strict=False) if found else {}
+        data = load_json(found.group(0)) if found else {}
     except ValueError:
         data = {}
     items = data.get("blocks") if isinstance(data, dict) and "blocks" in data else None
@@ -190,7 +190,7 @@ def parse_verdicts(reply: str) -> list[BlockVerdict]:
 
 def _line_object(line: str) -> Any:
     try:
-        return json.loads(line.strip(), strict=False)
+        return load_json(line.strip())
     except ValueError:
         return None
 

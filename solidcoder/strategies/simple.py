@@ -1,19 +1,32 @@
-"""One-call baselines: Direct, Chain-of-Thought, Self-Planning and Analogical prompting.
+"""One-call baselines (Direct, Chain-of-Thought, Self-Planning, Analogical prompting) and Direct best-of-n.
 
 Each renders its template (prompts/strategies/<name>.j2) once and takes the code from the reply. Self-planning is
 asked for the plan and the code in one reply (the template's two phases), which is how MapCoder's reimplementation
 runs it as a one-call baseline.
+
+Direct is greedy (temperature 0, as the published baselines are: the Qwen2.5-Coder report, EvalPlus) unless the run
+sets `--temperature`; `direct:sampled` is the model's default temperature, what `direct` was before 2026-12-04 (its
+recorded rows keep their key). `direct:n=5` is best-of-n, the equal-compute baseline (issue 37): n programs at
+`temperature` (0.8) as the choices of one request, the first that passes the public tests is the answer, else the
+behaviour majority on the public inputs (ties: the earliest). It answers for every k <= n at once (the pick among the
+first k samples, `Attempt.alternatives`), so `report` can price best-of-k at the tokens of any strategy.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from solidcoder.core.context import SolveContext, ask
+from solidcoder.errors import BadInput
+from solidcoder.execution.judge import JudgeReport
 from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
 from solidcoder.stages.base import extract_code
 from solidcoder.strategies.base import Attempt, NoLoop
+
+DIRECT = "strategies/direct"
 
 
 class OneCallStrategy(NoLoop):
@@ -29,3 +42,73 @@ class OneCallStrategy(NoLoop):
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         reply = await ask(ctx, f"strategies/{self.name}", **problem_variables(problem))
         return Attempt(code=extract_code(reply))
+
+
+@dataclass(frozen=True)
+class DirectSettings:
+    sampled: bool = False  # the model's default temperature instead of greedy (one sample only)
+    n: int = 1  # best of n
+    temperature: float = 0.8  # the samples' temperature when n > 1
+
+
+def parse_direct(options: str) -> DirectSettings:
+    """"sampled" | "n=5[,temperature=0.8]" -> DirectSettings; BadInput names an unknown or bad option."""
+    found: dict[str, Any] = {}
+    for item in filter(None, (o.strip() for o in options.split(","))):
+        key, _, value = item.partition("=")
+        try:
+            found[key] = {"sampled": lambda v: v in ("", "true"), "n": int, "temperature": float}[key](value)
+        except KeyError:
+            raise BadInput(f"unknown direct option {key!r}; known: sampled, n, temperature") from None
+        except ValueError:
+            raise BadInput(f"direct option {item!r}: not a number") from None
+    settings = DirectSettings(**found)
+    if settings.n < 1 or settings.sampled and settings.n > 1 or not 0 <= settings.temperature <= 2:
+        raise BadInput(f"direct options {options!r}: n >= 1, temperature in [0, 2], sampled only with n=1")
+    return settings
+
+
+class Direct(OneCallStrategy):
+    """Direct: greedy, sampled at the model's default, or best-of-n (module docstring)."""
+
+    def __init__(self, config: DirectSettings | None = None):
+        super().__init__("direct")
+        self.config = config or DirectSettings()
+
+    def settings(self) -> dict[str, Any]:
+        if self.config.n > 1:
+            return {"template": DIRECT, **asdict(self.config), "answer": "first public pass, else majority"}
+        return {"template": DIRECT} | ({} if self.config.sampled else {"temperature": 0.0})
+
+    async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
+        if self.config.n > 1:
+            return await self._best_of_n(problem, ctx)
+        greedy = ctx.temperature is None and not self.config.sampled
+        reply = await ask(ctx.with_temperature(0.0) if greedy else ctx, DIRECT, **problem_variables(problem))
+        return Attempt(code=extract_code(reply))
+
+    async def _best_of_n(self, problem: Problem, ctx: SolveContext) -> Attempt:
+        messages = ctx.prompts.messages(DIRECT, **problem_variables(problem))
+        reply = await ctx.model.acomplete(messages, temperature=self.config.temperature, max_tokens=ctx.max_tokens,
+                                          n=self.config.n)
+        programs = [extract_code(text) for text in reply.texts]
+        reports = [await ctx.check(problem, code) if code.strip() else None for code in programs]
+        picks = [pick(reports[:k]) for k in range(1, len(programs) + 1)]
+        alternatives = {str(k): programs[i] for k, i in enumerate(picks, 1)}
+        record = {"best_of": {"samples": len(programs), "picks": picks,
+                              "public_passed": [bool(r and r.passed) for r in reports]}}
+        return Attempt(code=programs[picks[-1]], alternatives=alternatives, record=record)
+
+
+def pick(reports: list[JudgeReport | None]) -> int:
+    """The index of the first program that passed its public tests (at least one ran), else of the earliest program
+    of the largest behaviour cluster on the public inputs (a sample without code votes for nothing)."""
+    passing = next((i for i, r in enumerate(reports) if r is not None and r.total and r.passed), None)
+    if passing is not None:
+        return passing
+    signatures = [tuple((v.status, v.actual) for v in r.verdicts) if r is not None else None for r in reports]
+    votes = Counter(s for s in signatures if s is not None)
+    if not votes:
+        return 0
+    best = max(votes.values())
+    return next(i for i, s in enumerate(signatures) if s is not None and votes[s] == best)

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import forgery_route, trace_program
+from solidcoder.parsing import literal, parse_python
 from solidcoder.problem import Problem, TestCase
 
 PRIMITIVES = (int, float, str, bool, type(None))
@@ -57,10 +58,8 @@ class AlignmentTask:
 
     @classmethod
     def from_json(cls, text: str) -> AlignmentTask:
-        import ast
-
         data = json.loads(text)
-        data["truth"] = {name: ast.literal_eval(value) for name, value in data["truth"].items()}
+        data["truth"] = {name: literal(value) for name, value in data["truth"].items()}
         return cls(**data)
 
 
@@ -167,7 +166,7 @@ def test_call(test: TestCase, entry_point: str) -> str | None:
     if test.call is not None:
         return test.call
     try:
-        tree = ast.parse(test.script or "")
+        tree = parse_python(test.script or "")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     names = (entry_point, "candidate")

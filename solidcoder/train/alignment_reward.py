@@ -22,13 +22,13 @@ as above, applied after `literal_eval` of string values (the released code also 
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from solidcoder.parsing import literal
 from solidcoder.train.alignment import AlignmentTask
 
 _BLOCK = re.compile(r"\[ANSWER\](.*?)\[/ANSWER\]", re.DOTALL)
@@ -52,7 +52,7 @@ class AlignmentRewardConfig:
 def parse_literal(text: str) -> Any:
     """`ast.literal_eval(text)`, or the `_UNPARSED` sentinel."""
     try:
-        return ast.literal_eval(text.strip())
+        return literal(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return _UNPARSED
 

@@ -8,7 +8,6 @@ measured against.
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from typing import Protocol
 
 from solidcoder.errors import BadInput
 from solidcoder.execution.judge import Judge
+from solidcoder.parsing import parse_python
 from solidcoder.problem import Problem
 from solidcoder.requirements import PYLINT, RUFF, Requirement
 
@@ -47,7 +47,7 @@ class SyntaxVerifier:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse_python(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return True
