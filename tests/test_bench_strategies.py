@@ -29,12 +29,12 @@ GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
 BAD = "```python\ndef add(a, b):\n    return a - b\n```"
 
 
-def run(server, strategy, sandbox_pool, tmp_path, problems=(ADD,), temperature=None):
+def run(server, strategy, sandbox_pool, tmp_path, problems=(ADD,), temperature=None, concurrency=2):
     model = make_model("openai/scripted-model", ModelOptions(api_base=server.url, policy=RetryPolicy(attempts=1)))
     store = ResultStore(tmp_path / "run")
     task = CodeTask(list(problems), strategy, PromptLibrary.from_env(), sandbox_pool, temperature=temperature)
     asyncio.run(BenchRunner(spec=RunSpec("t", strategy.name, "m", "h"), task=task, model=model, store=store,
-                            concurrency=2).run())
+                            concurrency=concurrency).run())
     store.close()
     return read_rows(tmp_path / "run" / "results.jsonl"), read_rows(tmp_path / "run" / "errors.jsonl")
 
