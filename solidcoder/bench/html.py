@@ -16,7 +16,7 @@ from pathlib import Path
 
 from solidcoder.bench.compare import wilson
 from solidcoder.bench.metrics import Summary
-from solidcoder.bench.report import comparison_lines, cost_table, interval_lines, method, pass_table
+from solidcoder.bench.report import cost_table, method, pass_table, signal_lines
 
 COLORS = ["#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb", "#000000"]
 W, H, PAD, LEFT = 760, 340, 40, 64  # the plot's size, its margins, and the left margin (the y ticks' labels)
@@ -151,7 +151,7 @@ def write_html(summaries: list[Summary], path: Path, sources: list[Path], proble
             f"<h2>Calls, tokens, cost and time per problem</h2>{_table(*cost_table(summaries))}"
             f"<h2>pass@1 against tokens</h2>{scatter(summaries)}"
             f"<h2>Signal or noise: 95 % intervals, and each configuration against Direct</h2>"
-            f"{_list(interval_lines(summaries) + comparison_lines(summaries))}{problems}</body></html>")
+            f"{_list(signal_lines(summaries))}{problems}</body></html>")
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(path)

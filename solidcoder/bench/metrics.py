@@ -53,6 +53,8 @@ class Summary:
     # template name's last part)
     template_tokens: dict[str, float] = field(default_factory=dict)
     per_problem: dict[str, float] = field(default_factory=dict)  # problem id -> pass@1 (the mean over its samples)
+    # problem id -> {alternative: passed} (rows' `alternatives_passed`: best-of-n's pick among its first k samples)
+    alternatives: dict[str, dict[str, bool]] = field(default_factory=dict)
 
     @property
     def pass1(self) -> float:
@@ -115,6 +117,7 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
     for name in ("calls", "prompt_tokens", "completion_tokens", "wall_s"):
         setattr(summary, name, sum(row.get(name, 0) for row in rows) / len(per_problem))
     summary.cost_usd = sum(row.get("cost_usd", 0.0) for row in rows)
+    summary.alternatives = {row["id"]: row["alternatives_passed"] for row in rows if row.get("alternatives_passed")}
     judged = [row for row in rows if row.get("false_alarms") is not None]
     summary.kept_tests = sum(row["kept_tests"] for row in judged)
     summary.false_alarms = sum(row["false_alarms"] for row in judged)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from solidcoder.bench.compare import paired, wilson
+from solidcoder.bench.equal_compute import equal_compute_lines
 from solidcoder.bench.metrics import GROUP, Summary, summarize
 from solidcoder.errors import BadInput
 from solidcoder.store import ERRORS, RESULTS, read_rows
@@ -128,7 +129,7 @@ def print_tables(summaries: list[Summary]) -> None:
                                   ("per problem: calls, tokens, cost, time", cost_table(summaries))):
         table = _table(title, header, rows)
         console.print(table if _narrowest(console, table) <= console.width else _stacked(title, header, rows))
-    lines = interval_lines(summaries) + comparison_lines(summaries) + oracle_lines(summaries) \
+    lines = signal_lines(summaries) + oracle_lines(summaries) \
         + precision_lines(summaries) + tier_lines(summaries) + template_lines(summaries)
     for line in lines:
         console.print(line, highlight=False, overflow="fold")
@@ -241,6 +242,11 @@ def baseline(summaries: list[Summary], s: Summary) -> Summary | None:
     direct = [o for o in same if o.strategy == "direct" and o.model == s.model]
     found = (direct or same or [None])[0]
     return None if found is s else found
+
+
+def signal_lines(summaries: list[Summary]) -> list[str]:
+    """Intervals, each configuration against Direct, and against best-of-n Direct at equal tokens."""
+    return interval_lines(summaries) + comparison_lines(summaries) + equal_compute_lines(summaries, method)
 
 
 def comparison_lines(summaries: list[Summary]) -> list[str]:

@@ -1,0 +1,86 @@
+"""Direct as the published baselines run it (greedy), sampled one option away, and best-of-n Direct, the
+equal-compute line of `report` (issue 37): real HTTP to the scripted server, the real sandbox."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from scripted_server import reply
+from test_bench_strategies import ADD, BAD, GOOD, run
+
+from solidcoder.errors import BadInput
+from solidcoder.problem import TestCase
+from solidcoder.store import ResultStore
+from solidcoder.strategies import make_strategy
+from solidcoder.strategies.simple import DirectSettings, parse_direct
+
+WRONG_OUTPUT = "```python\ndef add(a, b):\n    return 0\n```"
+ADD_CALL = replace(ADD, public_tests=[TestCase(kind="call", call="add(1, 2)", expected=3)])  # values to vote on
+
+
+def test_direct_is_greedy_unless_the_run_sets_a_temperature(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.default = reply(GOOD)
+    run(scripted_server, make_strategy("direct"), sandbox_pool, tmp_path / "a")
+    run(scripted_server, make_strategy("direct"), sandbox_pool, tmp_path / "b", temperature=0.4)
+    run(scripted_server, make_strategy("direct:sampled"), sandbox_pool, tmp_path / "c")
+    sent = [r.body.get("temperature") for r in scripted_server.chat_requests()]
+    assert sent == [0.0, 0.4, 0.2]  # 0.2: the model's default (models/settings.py), as `direct` was before
+
+
+def test_greedy_and_sampled_direct_have_configurations_of_their_own():
+    greedy, sampled = make_strategy("direct").settings(), make_strategy("direct:sampled").settings()
+    assert sampled == {"template": "strategies/direct"}  # the settings `direct` had before it was greedy
+    assert greedy == {"template": "strategies/direct", "temperature": 0.0}
+
+
+@pytest.mark.parametrize("options", ["n=0", "n=x", "sampled,n=3", "temperature=3", "best=2"])
+def test_a_bad_direct_option_is_bad_input(options):
+    with pytest.raises(BadInput):
+        parse_direct(options)
+
+
+def test_best_of_n_samples_in_one_request_and_answers_for_every_k(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.script(reply(BAD), reply(WRONG_OUTPUT), reply(GOOD))
+    results, errors = run(scripted_server, make_strategy("direct:n=3"), sandbox_pool, tmp_path)
+    assert errors == [] and len(scripted_server.chat_requests()) == 1
+    body = scripted_server.chat_requests()[0].body
+    assert (body["n"], body["temperature"]) == (3, 0.8)
+    row = results[0]
+    assert row["notes"]["best_of"]["picks"] == [0, 0, 2]  # none passes in the first two: the earliest of a tie
+    assert row["alternatives_passed"] == {"1": False, "2": False, "3": True} and row["passed"]
+
+
+def test_best_of_n_without_a_passing_sample_takes_the_behaviour_majority(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.script(reply(WRONG_OUTPUT), reply(BAD), reply(BAD))
+    results, _ = run(scripted_server, make_strategy("direct:n=3"), sandbox_pool, tmp_path, [ADD_CALL])
+    assert results[0]["notes"]["best_of"]["picks"] == [0, 0, 1]  # two BADs outvote one WRONG_OUTPUT at k = 3
+    assert results[0]["code"].strip().endswith("return a - b")
+
+
+def _rows(store: ResultStore, strategy: str, passes: str, tokens: tuple[int, int], alternatives=None) -> None:
+    for i, flag in enumerate(passes):
+        row = {"key": f"{strategy}{i}", "id": f"p{i}", "passed": flag == "1", "dataset": "d", "strategy": strategy,
+               "model": "m", "config_hash": strategy, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
+        store.add_result(row | ({"alternatives_passed": alternatives(i)} if alternatives else {}))
+
+
+def test_report_prices_best_of_k_at_each_strategys_tokens(tmp_path):
+    from solidcoder.bench.report import load_summaries, signal_lines
+
+    store = ResultStore(tmp_path)
+    _rows(store, "direct", "1100000000", (100, 100))
+    _rows(store, "solidcoder-routed", "1111111011", (200, 300))  # 500 tokens: best-of-4 costs 100 + 4 * 100
+    _rows(store, "direct:n=5", "1111100000", (100, 500), lambda i: {str(k): i < k for k in range(1, 6)})
+    store.close()
+    lines = signal_lines(load_summaries([tmp_path]))
+    routed = next(line for line in lines if "solidcoder-routed (m) against Direct best-of" in line)
+    assert routed.startswith("d solidcoder-routed (m) against Direct best-of-4 at equal tokens (500 against 500 "
+                             "per problem; best-of-4 40.0 %): +50.0 points")
+    assert "won 5, lost 0 of 10" in routed
+    direct = next(line for line in lines if line.startswith("d direct (m) against Direct best-of"))
+    assert "best-of-1 " in direct  # 200 tokens: one sample
+
+
+def test_direct_settings_default_is_greedy_one_sample():
+    assert DirectSettings() == parse_direct("") and parse_direct("n=5,temperature=0.7").n == 5
