@@ -1,7 +1,8 @@
 """What parsing.py's lock costs: `parse_python` (bounds + lock) against a bare `ast.parse` on real model replies.
 
 The programs are those of the recorded replies of a run directory's calls.jsonl that parse (default: the HumanEval
-164 run), each parsed `--repeats` times both ways in one process, interleaved; prints the per-parse figures and their ratio.
+164 run), each parsed `--repeats` times both ways in one process, interleaved; prints the per-parse figures and
+their ratio.
 
     python benchmarks/parse_lock.py [--calls benchmarks/results/humaneval164_qwen05b/calls.jsonl] [--repeats 20]
 """

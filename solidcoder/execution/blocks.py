@@ -1,16 +1,23 @@
-"""The block tracer: a program's executed basic blocks on one input, with the variables before and after each, as
-LDB shows them to its debugger (FloridSleeves/LLMDebugger@49ac191, `programming/tracing/tracer.py`).
+"""The block tracer: LDB's blocks of a program's run on one input, with the variables before and after each, as LDB
+shows them to its debugger (FloridSleeves/LLMDebugger@49ac191, `programming/tracing/tracer.py`,
+`get_code_traces_block`, and `PyGenerator.ldb_debug`).
 
-The program runs once in the sandbox (`mode: blocks`, `basic_blocks.py` in the child); the record arrives on the
-report descriptor, never on stdout, and is read here as hostile data (a record of the wrong shape yields no
-blocks). As LDB does: each block shows `# name=value` pairs joined by tabs before and after its source lines, a
-value text of 100 characters or more shortened to its first 50 and last 50 around `...`, and of more than 10
-executed blocks the first 5 and the last 5 are shown (`selected`).
+One sandboxed child (`mode: blocks`) makes LDB's two runs, the program as written under a trace and LDB's
+instrumented program under its probes, and cuts them into blocks by LDB's rules (`basic_blocks.py`, which lists
+them and where they depart from LDB's). The record arrives on the report descriptor, never on stdout, and is read
+here as hostile data (a record of the wrong shape yields no blocks); nothing in it decides a verdict: it is
+debugging feedback only. As LDB does: each block shows `# values` before and after its lines, the values
+`name=value` pairs joined by tabs, a values text of 100 characters or more shortened to its first 50 and last 50
+around `...`; the last block, when the trace outlasts the probes, has no values after it; LDB's test line (the
+call, after the program's last line) shows the call and a space; of more than 10 blocks the first 5 and the last 5
+are shown (`selected`). LDB shows no blocks (`shown` is False; it gives its one-line feedback) when its tracer
+fails on the program, when a run times out, or when the probed run raises anything but an AssertionError; an
+unprobed run (LDB's instrumented program does not compile) shows its one block whatever ended it.
 
-Departures from LDB: every function of the program is traced in its own frames (LDB instruments only the entry
-function, so a helper's lines show inside the caller's block); a stdin program's module frame is traced too (LDB
-has only call problems); the values before a block are its own frame's (LDB's are the last values printed); a
-block's lines are those of the program as sent, without LDB's import header.
+Departures from LDB: the traced function is the one the call calls, or the strategy's entry point (LDB's, the
+dataset's); a block's lines are those of the program as sent: the problem's header runs first, untraced (LDB
+puts its import header, and the prompt's helper functions a program lacks, into the program it traces); a block of
+more than 200 lines shows its first and last 100 around a `...` line (LDB shows them all).
 """
 
 from __future__ import annotations
@@ -35,23 +42,23 @@ def shorten(values: str) -> str:
 class TracedBlock:
     """One executed block: its function, the lines run in order, the variables before and after (name, text)."""
 
-    index: int  # position among all executed blocks, from 0
-    function: str
-    lines: tuple[int, ...]
+    index: int  # position among all blocks, from 0
+    function: str  # the function of the probe that ended the block ("" for a last block without one)
+    lines: tuple[int, ...]  # 0 stands for lines left out
     before: tuple[tuple[str, str], ...]
-    after: tuple[tuple[str, str], ...]
+    after: tuple[tuple[str, str], ...] | None  # None: the last block, the trace outlasting the probes
 
     @staticmethod
     def values(pairs: tuple[tuple[str, str], ...]) -> str:
         return shorten("\t".join(f"{name}={text}" for name, text in pairs))
 
     def render(self, code: str) -> str:
-        """LDB's text of a block: `# values before`, the source lines, `# values after`, the comments indented to
-        the first and last line (4 spaces a level)."""
+        """LDB's text of a block: `# values before`, the source lines, `# values after` (when there are), the
+        comments indented to the first and last line (4 spaces a level)."""
         source = code.split("\n")
-        text = [source[line - 1] if 0 < line <= len(source) else "" for line in self.lines]
-        return "\n".join([_indent(text[0]) + "# " + self.values(self.before), *text,
-                          _indent(text[-1]) + "# " + self.values(self.after)])
+        text = [source[line - 1] if 0 < line <= len(source) else "..." if line == 0 else "" for line in self.lines]
+        after = [] if self.after is None else [_indent(text[-1]) + "# " + self.values(self.after)]
+        return "\n".join([_indent(text[0]) + "# " + self.values(self.before), *text, *after])
 
 
 def _indent(line: str) -> str:
@@ -60,13 +67,23 @@ def _indent(line: str) -> str:
 
 @dataclass
 class BlockTrace:
-    """The blocks a run executed (the first and last ones the child kept), how many ran, and the error or the
-    sandbox status that ended the run."""
+    """The blocks of a run (the first and last ones the child kept), how many were cut, the error or the sandbox
+    status that ended the probed run, why LDB's tracer gives no blocks (`tracer`), and why the run had no probes."""
 
     blocks: list[TracedBlock] = field(default_factory=list)
     count: int = 0
     error: str | None = None
     status: str = "ok"
+    unprobed: str | None = None  # why the run had no probes (LDB's instrumented program does not compile)
+    tracer: str | None = None  # why LDB's tracer gives no blocks (staticfg fails, no function, too long a trace)
+    test: str = ""  # LDB's test line after the program's last line: the call and a space (`assert CALL == ...` cut)
+
+    @property
+    def shown(self) -> bool:
+        """Whether LDB would show these blocks: some were cut, its tracer did not fail, and the probed run failed in
+        no way but an AssertionError (an unprobed run's trace is shown whatever ended it)."""
+        passed = self.error is None or self.error.startswith("AssertionError") or self.unprobed is not None
+        return bool(self.blocks) and self.tracer is None and passed
 
     @property
     def selected(self) -> list[TracedBlock]:
@@ -78,14 +95,17 @@ class BlockTrace:
 
     def prompt_text(self, code: str) -> str:
         """The selected blocks as LDB lists them: `[BLOCK-i]` and the block's text, numbered from 0."""
-        return "".join(f"\n[BLOCK-{i}]\n" + block.render(code) for i, block in enumerate(self.selected))
+        source = code + "\n" + self.test
+        return "".join(f"\n[BLOCK-{i}]\n" + block.render(source) for i, block in enumerate(self.selected))
 
 
 def trace_blocks(pool: Executor, code: str, stdin: str = "", call: str | None = None,
-                 limits: Limits | None = None, header: str = "") -> BlockTrace:
-    """Run `code` once (after the problem's `header`, unrecorded; feeding `stdin`, then evaluating `call` if given)
-    and record its executed blocks."""
-    result = pool.run({"mode": "blocks", "code": code, "call": call, "header": header}, stdin, limits)
+                 limits: Limits | None = None, header: str = "", entry: str | None = None) -> BlockTrace:
+    """Run `code` once as LDB instruments it (after the problem's `header`, unrecorded; feeding `stdin`, then
+    evaluating `call` if given) and cut the run into LDB's blocks; `entry`, the traced function, defaults to the
+    one `call` calls."""
+    job = {"mode": "blocks", "code": code, "call": call, "header": header, "entry": entry}
+    result = pool.run(job, stdin, limits)
     record = next((r for r in reversed(result.records) if r.get("event") == "blocks"), None)
     if record is None:
         detail = result.detail or (result.stderr.strip().splitlines() or [""])[-1]
@@ -94,8 +114,12 @@ def trace_blocks(pool: Executor, code: str, stdin: str = "", call: str | None = 
     head, tail = _list(record.get("head")), _list(record.get("tail"))
     numbered = [*enumerate(head), *((count - len(tail) + i, raw) for i, raw in enumerate(tail))]
     blocks = [b for b in (_block(raw, index) for index, raw in numbered) if b is not None]
-    error = record.get("error") if isinstance(record.get("error"), str) else None
-    return BlockTrace(blocks=blocks, count=count, error=error and error[:500], status=result.status)
+    error, unprobed, tracer = (_text(record.get(key)) for key in ("error", "unprobed", "tracer"))
+    return BlockTrace(blocks, count, error, result.status, unprobed, tracer, f"{call} " if call else "")
+
+
+def _text(value: Any) -> str | None:
+    return value[:500] if isinstance(value, str) else None
 
 
 def _list(value: Any) -> list:
@@ -109,7 +133,8 @@ def _block(raw: Any, index: int) -> TracedBlock | None:
     lines = [line for line in _list(raw.get("lines")) if type(line) is int]
     if not lines:
         return None
-    return TracedBlock(index, raw["function"][:200], tuple(lines), _pairs(raw.get("before")), _pairs(raw.get("after")))
+    after = None if raw.get("after") is None else _pairs(raw.get("after"))
+    return TracedBlock(index, raw["function"][:200], tuple(lines), _pairs(raw.get("before")), after)
 
 
 def _pairs(raw: Any) -> tuple[tuple[str, str], ...]:

@@ -1,25 +1,36 @@
 """The candidate's side of `trace` and `blocks` runs: the program run under a tracer, in its confined process.
 
-`trace` records every variable's final value per scope (and the variables at a crash), `blocks` the executed basic
-blocks with the variables after each (`basic_blocks.BlockRecorder`, LDB's tracer). Both write one record to the
+`trace` records every variable's final value per scope (and the variables at a crash), `blocks` makes LDB's two
+runs, the program as written and LDB's instrumented program, and reports the blocks LDB's tracer cuts, with the
+variables before and after each (`basic_blocks.py`). Both write one record to the
 report descriptor, which only this process holds while the program runs; the parent (`trace.py`, `blocks.py`)
 decodes it as hostile bytes.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
 from typing import Any
 
-from solidcoder.execution.basic_blocks import BlockRecorder
+from solidcoder.execution.basic_blocks import (
+    MAX_TRACE,
+    ProbeRecorder,
+    TraceRecorder,
+    TracerFailure,
+    WatchedStdout,
+    called_name,
+    instrument,
+)
 from solidcoder.execution.harness import (
     MAX_REPR,
     REPORT_FD,
     compile_standalone,
     describe,
     exception_message,
+    exception_text,
     flush_and_exit,
     new_namespace,
     program_frames,
@@ -139,23 +150,45 @@ def _exception_record(exc: BaseException | None, job: dict) -> dict:
 
 
 def run_blocks(job: dict) -> None:
-    """Run the program (and optionally a call) under the block recorder (`basic_blocks.py`); report the executed
-    blocks with the variables before and after each, and the exception that stopped the program, if any."""
-    recorder = BlockRecorder(job["code"], skip_module=job.get("call") is not None)
+    """LDB's two runs (`basic_blocks.py`): the program as written under its trace recorder, then LDB's instrumented
+    program under its probe recorder, each after the header and followed by the call, if any, on the same stdin;
+    report the blocks cut, the exception that stopped the probe run, if any, or why LDB's tracer gives no blocks."""
+    entry, stdin = job.get("entry") or called_name(job.get("call")), sys.stdin.buffer.read()
+    try:
+        probed = instrument(job["code"], entry)
+    except (TracerFailure, SyntaxError, ValueError) as failure:  # LDB's tracer gives no blocks
+        return _report_blocks({"head": [], "tail": [], "count": 0, "tracer": exception_text(failure)[:500]})
+    tracer = TraceRecorder(entry, job["code"].count("\n") + 2)
+    stdout, sys.stdout = sys.stdout, WatchedStdout(sys.stdout, tracer)
+    _recorded_run(job, compile_standalone(job["code"], "solution.py"), tracer.global_trace, stdin)
+    sys.stdout = stdout
+    probes = ProbeRecorder(probed.markers, tracer.lines)
+    exc = None if probed.code is None else _recorded_run(job, probed.code, probes.global_trace, stdin)
+    too_long = f"TraceTooLong: the trace ran past {MAX_TRACE} lines" if tracer.too_long else None
+    _report_blocks({**probes.record(), **_exception_record(exc, job), "unprobed": probed.unprobed,
+                    "tracer": too_long})
+
+
+def _recorded_run(job: dict, code, hook, stdin: bytes) -> BaseException | None:
+    """Run the header (untraced), `code` and the call under the settrace `hook`, reading `stdin`: the exception that
+    stopped the program, or None."""
     ns = new_namespace("__main__" if job.get("call") is None else "solution")
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="replace")
     try:
         run_header(job, ns)
-        sys.settrace(recorder.global_trace)
-        exec(compile_standalone(job["code"], "solution.py"), ns)
+        sys.settrace(hook)
+        exec(code, ns)
         if job.get("call") is not None:
             eval(compile_standalone(job["call"], "call.py", "eval"), ns)
-        exc = None
     except SystemExit:
-        exc = None
+        return None
     except BaseException as raised:  # noqa: BLE001 - a program that raises reports the exception
-        exc = raised
+        return raised
     finally:
         sys.settrace(None)
-    record = {"event": "blocks", **recorder.record(), **_exception_record(exc, job)}
-    os.write(REPORT_FD, json.dumps(record, default=repr).encode() + b"\n")
+    return None
+
+
+def _report_blocks(record: dict) -> None:
+    os.write(REPORT_FD, json.dumps({"event": "blocks", **record}, default=repr).encode() + b"\n")
     flush_and_exit(0)

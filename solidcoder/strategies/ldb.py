@@ -4,25 +4,34 @@
 
 A seed program (another strategy's answer: Direct by default, `ldb:seed=NAME` for any strategy, the rest of the
 options string being its name) is run on the visible tests. While one fails, for at most 10 rounds (`max_iters`
-of `run_ldb.sh`): one failing test's input is traced block by block (`execution/blocks.py`); the debug call shows
-the task, the program, the failing test with its real output and the selected blocks, and asks for a verdict per
-block as JSON; the fix call continues that conversation with "Please fix the Python code."; the fixed program is
-run on the visible tests. A program the tracer cannot run (it raises, times out, or no call can be taken from the
-test) gets LDB's one-line feedback and no debug call. The answer is the last program, as LDB's.
+of `run_ldb.sh`): one failing test's input is traced and cut into blocks as LDB's tracer cuts them
+(`execution/blocks.py`, `execution/basic_blocks.py`); the debug call shows the task, the program, the failing test
+with its real output and the selected blocks, and asks for a verdict per block as JSON; the fix call continues
+that conversation with "Please fix the Python code."; the fixed program is run on the visible tests. A program
+LDB's tracer gives no blocks for (the run raises, but for an AssertionError, or times out; staticfg fails on it;
+the function is never called) gets LDB's one-line feedback and no debug call. The answer is the last program, as
+LDB's. The debug and fix calls run at LDB's settings, whatever the run's `--temperature` and `--max-tokens`
+(`LdbSettings`): temperature 0 (`ldb_debug` passes it, `ldb_generate` has it as `generate_chat`'s default) and
+1,024 completion tokens (`generate_chat`'s default, which LDB's vLLM path sends and its OpenAI path sends only when
+it retries after a context overflow); the seed strategy runs at the run's settings.
 
 Departures: the failing test is the first one, not a random one (runs replay and resume); each round's prompt
-holds that round's conversation only (LDB keeps appending every round to one chat), written as one system
-and one user message (LDB's program and debug reply are assistant turns); the debug reply is asked for
-as a JSON object `{"blocks": [...]}` of LDB's per-block fields, enforced where the backend can (`ask` with a
-schema); its verdicts are recorded, and the fix call sees the reply as text, as LDB's does. The program is not
-prefixed with LDB's import header, and no comment from the prompt is inserted into it. One round of `pass_at_k`.
+holds that round's conversation only (LDB keeps appending every round to one chat, cut to its last 3,097 GPT-2
+tokens), written as one system and one user message (LDB's program and debug reply are assistant turns); the debug
+reply is asked for as a JSON object `{"blocks": [...]}` of LDB's per-block fields, enforced where the backend can
+(`ask` with a schema), with no stop strings (LDB stops it at "[debug end]" or "Here is the updated code:"); its
+verdicts are recorded, and the fix call sees the reply as text, as LDB's does. The program is not prefixed with
+LDB's import header, not completed from the prompt (LDB's `prepare_function_from_seed` adds the prompt's signature
+and helper functions a program lacks) and no comment from the prompt is inserted into it. A fix reply's program is
+its longest compiling Python block (`extract_code`; LDB's, the text after its first "```python"), and a reply
+without code keeps the current program (LDB takes the whole reply for the program). One round of `pass_at_k`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from solidcoder.core.context import SolveContext, ask
@@ -38,6 +47,8 @@ from solidcoder.stages.live import first_call
 from solidcoder.strategies.base import Attempt, NoLoop, Strategy
 
 ROUNDS = 10  # run_ldb.sh: --max_iters 10
+TEMPERATURE = 0.0  # LDB's debug and fix calls
+MAX_TOKENS = 1024  # LDB's generate_chat default
 VERDICT_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["blocks"],
     "properties": {"blocks": {"type": "array", "items": {
@@ -50,8 +61,12 @@ _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 @dataclass(frozen=True)
 class LdbSettings:
+    """The seed strategy, the rounds, and the sampling of the debug and fix calls (LDB's, not the run's)."""
+
     seed: str = "direct"
     rounds: int = ROUNDS
+    temperature: float = TEMPERATURE
+    max_tokens: int = MAX_TOKENS
 
 
 def parse_ldb(options: str) -> LdbSettings:
@@ -62,8 +77,8 @@ def parse_ldb(options: str) -> LdbSettings:
         key, _, value = option.partition("=")
         if key != "rounds" or not value.isdigit() or int(value) < 1:
             raise BadInput(f"ldb: unknown option {option!r}; options: rounds=N, seed=STRATEGY (last)")
-        settings = LdbSettings(settings.seed, int(value))
-    return LdbSettings(seed or settings.seed, settings.rounds) if found else settings
+        settings = replace(settings, rounds=int(value))
+    return replace(settings, seed=seed or settings.seed) if found else settings
 
 
 @dataclass(frozen=True)
@@ -75,13 +90,14 @@ class BlockVerdict:
 
 @dataclass
 class LdbRound:
-    """One round: the traced test, how many blocks ran, whether the debug call was made, its verdicts, and the
-    fixed program's visible-test score."""
+    """One round: the traced test, how many blocks were cut, whether the debug call was made, its verdicts, whether
+    the fix reply had no code (the program was kept), and the fixed program's visible-test score."""
 
     test: str
     blocks_run: int
     debugged: bool
     verdicts: list[BlockVerdict] = field(default_factory=list)
+    no_code: bool = False
     passed: int = 0
 
 
@@ -105,11 +121,12 @@ class Ldb(NoLoop):
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         code = self.code if self.code is not None else (await self.seed.solve(problem, ctx)).code
         report = await ctx.check(problem, code)
+        chat = replace(ctx, temperature=self.config.temperature, max_tokens=self.config.max_tokens)
         rounds: list[LdbRound] = []
         stopped = None
         try:
             while not report.passed and report.failures() and len(rounds) < self.config.rounds:
-                fixed, done = await ldb_round(problem, ctx, code, report)
+                fixed, done = await ldb_round(problem, chat, code, report)
                 code, report = fixed, await ctx.check(problem, fixed)
                 rounds.append(done)
                 done.passed = report.pass_count
@@ -126,11 +143,12 @@ def make_seed(name: str) -> Strategy:
 
 
 async def ldb_round(problem: Problem, ctx: SolveContext, code: str, report: JudgeReport) -> tuple[str, LdbRound]:
-    """Trace the first failing test, debug block by block (when traced), fix: (the fixed program, the round)."""
+    """Trace the first failing test, debug block by block (when LDB's tracer gives blocks), fix: (the fixed program,
+    the current one when the fix reply has none; the round). `ctx` samples as LDB's debug and fix calls do."""
     failure = report.failures()[0]
     test = problem.public_tests[failure.index]
     trace = await asyncio.to_thread(trace_test, ctx, problem, code, test)
-    shown = trace.prompt_text(code) + "\n" if trace.blocks and not trace.error else ""
+    shown = trace.prompt_text(code) + "\n" if trace.shown else ""
     ctx.traced(code, "blocks", test.call or test.stdin or test.script or "", shown)
     output = real_output(failure, trace)
     variables = {**_base(problem, code), "failing_test": f"{assertion_text(test)} # Real Execution Output: {output}",
@@ -138,8 +156,9 @@ async def ldb_round(problem: Problem, ctx: SolveContext, code: str, report: Judg
     reply = await ask(ctx, "strategies/ldb_debug", schema=VERDICT_SCHEMA, **variables) if shown else ""
     fixed = await ask(ctx, "strategies/ldb_fix", **variables, debug_reply=reply, test=assertion_text(test),
                       actual_output=output)
-    done = LdbRound(variables["failing_test"], trace.count, bool(shown), parse_verdicts(reply))
-    return extract_code(fixed), done
+    program = extract_code(fixed)
+    done = LdbRound(variables["failing_test"], trace.count, bool(shown), parse_verdicts(reply), not program)
+    return program or code, done
 
 
 def _base(problem: Problem, code: str) -> dict[str, str]:
@@ -148,14 +167,16 @@ def _base(problem: Problem, code: str) -> dict[str, str]:
 
 
 def trace_test(ctx: SolveContext, problem: Problem, code: str, test: TestCase) -> BlockTrace:
-    """The block trace of `code` on the test's input: its stdin, or the test's (first) call of the entry point."""
+    """LDB's blocks of `code` on the test's input: its stdin, or the test's (first) call of the entry point, whose
+    function is the traced entry."""
     limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
     if test.kind != "call":
         return trace_blocks(ctx.pool, code, test.stdin or "", None, limits)  # stdio: no header
     call = test.call or first_call(test.script or "", problem)
     if call is None:
         return BlockTrace(error="no call of the entry point in the test")
-    return trace_blocks(ctx.pool, code, "", call, limits, header=problem.header)
+    entry = (problem.entry_point or "").split(".")[-1] or None
+    return trace_blocks(ctx.pool, code, "", call, limits, header=problem.header, entry=entry)
 
 
 def assertion_text(test: TestCase) -> str:
@@ -172,7 +193,7 @@ def real_output(failure: TestVerdict, trace: BlockTrace) -> str:
         return failure.actual
     if trace.error or not trace.blocks:
         return trace.error or failure.detail
-    return dict(trace.blocks[-1].after).get("_ret", failure.detail)
+    return dict(trace.blocks[-1].after or ()).get("_ret", failure.detail)
 
 
 def parse_verdicts(reply: str) -> list[BlockVerdict]:
