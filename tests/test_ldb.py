@@ -62,6 +62,17 @@ def test_a_helpers_lines_join_the_next_block_and_a_recursive_call_ends_the_trace
     assert [(b.lines, b.before, b.after) for b in recursive.blocks] == [((2,), (("n", "1"),), (("n", "1"),))]
 
 
+def test_the_lines_no_probe_takes_are_a_last_block_of_at_most_200_lines_without_values_after(sandbox_pool):
+    """f's probe at its return takes the trace up to the return's line, listed before the helper runs; the helper's
+    603 lines are left to a last block (LDB shows them all; here the first and last 100 around `...`)."""
+    code = "def h(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n\ndef f(n):\n    return h(n)\n"
+    trace = trace_blocks(sandbox_pool, code, call="f(300)")
+    assert trace.count == 2 and trace.blocks[0].lines == (8,) and trace.blocks[1].after is None
+    last = trace.blocks[1].render(code).split("\n")
+    assert len(last) == 202 and last[:3] == ["    # n=300\t_ret=44850", "    t = 0", "    for i in range(n):"]
+    assert last[101] == "..." and last[-1] == "    return t"
+
+
 def test_long_values_are_shortened_as_ldb_shortens_them(sandbox_pool):
     trace = trace_blocks(sandbox_pool, "def g(s):\n    t = s * 2\n    return t\n", call="g('ab' * 40)")
     after = trace.blocks[0].values(trace.blocks[0].after)

@@ -13,6 +13,8 @@ import io
 import json
 import os
 import sys
+from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 from solidcoder.execution.basic_blocks import (
@@ -158,10 +160,7 @@ def run_blocks(job: dict) -> None:
         probed = instrument(job["code"], entry)
     except (TracerFailure, SyntaxError, ValueError) as failure:  # LDB's tracer gives no blocks
         return _report_blocks({"head": [], "tail": [], "count": 0, "tracer": exception_text(failure)[:500]})
-    tracer = TraceRecorder(entry, job["code"].count("\n") + 2)
-    stdout, sys.stdout = sys.stdout, WatchedStdout(sys.stdout, tracer)
-    _recorded_run(job, compile_standalone(job["code"], "solution.py"), tracer.global_trace, stdin)
-    sys.stdout = stdout
+    tracer = _trace_run(job, entry, stdin)
     probes = ProbeRecorder(probed.markers, tracer.lines)
     exc = None if probed.code is None else _recorded_run(job, probed.code, probes.global_trace, stdin)
     too_long = f"TraceTooLong: the trace ran past {MAX_TRACE} lines" if tracer.too_long else None
@@ -169,7 +168,18 @@ def run_blocks(job: dict) -> None:
                     "tracer": too_long})
 
 
-def _recorded_run(job: dict, code, hook, stdin: bytes) -> BaseException | None:
+def _trace_run(job: dict, entry: str | None, stdin: bytes) -> TraceRecorder:
+    """LDB's first run, the program as written, its stdout watched (LDB's `trace` listing shares it)."""
+    tracer = TraceRecorder(entry, job["code"].count("\n") + 2)
+    stdout, sys.stdout = sys.stdout, WatchedStdout(sys.stdout, tracer)
+    try:
+        _recorded_run(job, compile_standalone(job["code"], "solution.py"), tracer.global_trace, stdin)
+    finally:
+        sys.stdout = stdout
+    return tracer
+
+
+def _recorded_run(job: dict, code: CodeType, hook: Callable, stdin: bytes) -> BaseException | None:
     """Run the header (untraced), `code` and the call under the settrace `hook`, reading `stdin`: the exception that
     stopped the program, or None."""
     ns = new_namespace("__main__" if job.get("call") is None else "solution")
