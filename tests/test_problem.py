@@ -310,8 +310,8 @@ def test_schema_doc_examples_load(tmp_path):
 
 # The schema layer: what every other part of the package builds on. It imports only from itself (and the standard
 # library), never from execution/ or any other part above it.
-SCHEMA = ("solidcoder.errors", "solidcoder.matching", "solidcoder.problem", "solidcoder.textexamples",
-          "solidcoder.textproblem")
+SCHEMA = ("solidcoder.errors", "solidcoder.matching", "solidcoder.parsing", "solidcoder.problem",
+          "solidcoder.textexamples", "solidcoder.textproblem")
 
 
 def imported_modules(module: str) -> set[str]:
