@@ -128,3 +128,65 @@ def test_a_candidate_cannot_signal_its_judge(solo_pool):
     judge.judge(PLUS_ONE, killer)
     assert judge_pids(solo_pool) == before
     assert judge.judge(PLUS_ONE, HONEST).passed
+
+
+PROXIES = "__import__('sys').modules['solidcoder.execution.proxies']"
+SAME_SCRIPT_TAMPERING = {
+    "patches the proxies": f"assert f(1) == 2\n{PROXIES}._incoming = lambda *a: 2",
+    "patches numpy, loaded after the snapshot": "import numpy as np\nassert np.array_equal(f(1), 2)\n"
+                                                "np.array_equal = lambda *a, **k: True",
+}
+
+
+@pytest.mark.parametrize("how", sorted(SAME_SCRIPT_TAMPERING))
+def test_a_script_that_changes_what_its_judge_relies_on_does_not_pass_its_next_run(solo_pool, how):
+    if "numpy" in how:
+        pytest.importorskip("numpy")
+    tampering = problem([TestCase(kind="call", script=SAME_SCRIPT_TAMPERING[how])])
+    judge = Judge(solo_pool)
+    assert judge.judge(tampering, HONEST).passed
+    assert not judge.judge(tampering, WRONG).passed
+
+
+SOURCE = Path(__import__("solidcoder").__file__).parent.parent
+
+
+def _imports(module: str) -> set[str]:
+    """The absolute imports of a module of this package, as written in its source (`from a import b` gives both
+    `a` and `a.b`: b may be a module)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse((SOURCE / (module.replace(".", "/") + ".py")).read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _is_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # `a.b` where b is a name in module a
+        return False
+
+
+def test_integrity_watches_every_module_the_judge_imports():
+    import sys
+
+    from solidcoder.execution import integrity
+
+    own, todo, outside = set(), ["solidcoder.execution.referee"], set()
+    while todo:
+        own.add(module := todo.pop())
+        for name in _imports(module) - own:
+            if name.startswith("solidcoder"):
+                todo += [name] if (SOURCE / (name.replace(".", "/") + ".py")).exists() else []
+            elif name.split(".")[0] in sys.stdlib_module_names | {"numpy"} and _is_module(name):
+                outside.add(name)
+    annotations_only = {"__future__", "typing"}
+    assert own == set(integrity.OWN_MODULES)
+    assert outside - annotations_only <= set(integrity.STDLIB_MODULES + integrity.LAZY_MODULES)

@@ -104,3 +104,47 @@ def test_a_program_spinning_under_a_test_thread_times_out(sandbox_pool):
 def test_many_objects_in_one_answer_are_each_reachable(sandbox_pool):
     code = "class N:\n    def __init__(self, v):\n        self.v = v\ndef f(x):\n    return [N(i) for i in range(x)]\n"
     assert judged(sandbox_pool, code, "xs = f(20000)\nassert len(xs) == 20000 and xs[-1].v == 19999").passed
+
+
+FORGED_ARRAY = """
+class Forged:
+    def __init__(self):
+        # the address of the small int 7's digit: the same object in the judge, a fork of the same zygote
+        self.__array_interface__ = {"data": (id(7) + 24, {readonly}), "shape": (1,), "typestr": "<u4", "version": 3}
+        self.__array_struct__ = self.__dlpack__ = self._as_parameter_ = id(7)
+    def __len__(self):
+        return 1
+    def __getitem__(self, i):
+        if i:
+            raise IndexError(i)
+        return 0
+def f(x):
+    return Forged()
+"""
+
+
+@pytest.mark.parametrize("readonly, script", [
+    ("True", "import numpy as np\nassert np.asarray(f(1))[0] == 7"),  # reading the judge's memory
+    ("False", "import numpy as np\na = np.asarray(f(1))\na[0] = 8\nassert 7 + 0 == 8"),  # writing it
+])
+def test_an_object_pointing_numpy_at_the_judges_memory_reaches_none_of_it(sandbox_pool, readonly, script):
+    pytest.importorskip("numpy")
+    verdict = judged(sandbox_pool, FORGED_ARRAY.replace("{readonly}", readonly), script)
+    assert verdict.status == "fail"
+
+
+def test_no_memory_interface_of_the_programs_object_is_forwarded(sandbox_pool):
+    script = "assert not any(hasattr(f(1), name) for name in ('__array_interface__', '__array_struct__', " \
+             "'__dlpack__', '_as_parameter_'))\nassert len(f(1)) == 1"
+    assert judged(sandbox_pool, FORGED_ARRAY.replace("{readonly}", "True"), script).passed
+
+
+@pytest.mark.parametrize("script", [
+    "import numpy as np\nassert np.array_equal(f(np.arange(3)), [0, 2, 4])",
+    "import numpy as np\nnp.testing.assert_allclose(f([0.5, 1.0]), [1.0, 2.0])",
+    "import numpy as np\nassert f(np.ones((2, 2))).shape == (2, 2) and f(np.ones(2, dtype=np.int32)).dtype == np.int32",
+    "import numpy as np\nassert isinstance(f([1]), np.ndarray) and f([1, 2]).tolist() == [2, 4]",
+])
+def test_a_numpy_array_crosses_as_a_real_array_both_ways(sandbox_pool, script):
+    pytest.importorskip("numpy")
+    assert judged(sandbox_pool, "import numpy as np\ndef f(x):\n    return np.asarray(x) * 2\n", script).passed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import enum
 import itertools
+import json
 import math
 import os
 import random
@@ -172,3 +173,36 @@ def test_frames_carry_their_payload_and_refuse_oversized_lengths():
         wire.read_frame(read_end)
     os.close(read_end)
     os.close(write_end)
+
+
+@pytest.mark.parametrize("make", [
+    lambda np: np.arange(6, dtype=np.int64).reshape(2, 3),
+    lambda np: np.array([0.5, np.nan, -np.inf], dtype=np.float32),
+    lambda np: np.array([[True, False]]),
+    lambda np: np.array([1 + 2j, 3j]),
+    lambda np: np.array([2**64 - 1], dtype=np.uint64),
+    lambda np: np.zeros((0, 4), dtype=np.int8),
+])
+def test_numpy_arrays_arrive_as_arrays_of_the_same_dtype_shape_and_values(make):
+    np = pytest.importorskip("numpy")
+    sent = make(np)
+    got = wire.decode(wire.encode(sent))
+    assert type(got) is np.ndarray and got.dtype == sent.dtype and got.shape == sent.shape
+    np.testing.assert_array_equal(got, sent)
+
+
+@pytest.mark.parametrize("payload", [
+    ["|O", [1], [1]], ["|V8", [1], [1]], ["<M8[s]", [1], [1]], ["<i8", [2], [1]], ["<i8", [-1], []],
+    ["<i8", [1.0], [1]], ["<i8", [1], "1"], [7, [1], [1]], ["<i8", [1], [{"h": 0}]], ["<i8", [1]],
+    ["<i8", [1] * 33, [1]],
+])
+def test_a_malformed_array_is_a_wire_error(payload):
+    pytest.importorskip("numpy")
+    with pytest.raises(wire.WireError):
+        wire.decode(json.dumps({"A": payload}).encode())
+
+
+def test_an_array_of_objects_is_not_sent_as_an_array():
+    np = pytest.importorskip("numpy")
+    with pytest.raises(wire.WireError):
+        wire.encode(np.array([object()]))

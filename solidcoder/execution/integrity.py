@@ -2,9 +2,10 @@
 
 A snapshot is taken before the judge runs its first test script and compared after each run. It covers:
 
-* the namespaces of the modules verdicts go through: the judge's own (`referee`, `wire`, `compare`, `harness`),
-  `builtins`, `sys`, `os`, `json` and its parts, `math`, `cmath`, `re`, `select`, `signal`, `struct`, `time`,
-  and that `sys.modules` still maps their names to them;
+* the namespaces of the modules verdicts go through: the judge's own (`referee`, `wire`, `compare`, `harness`,
+  `proxies`, `integrity`, `matching`), every stdlib module they import, `builtins`, `json`'s parts, and that
+  `sys.modules` still maps their names to them; numpy, which the judge imports only to rebuild a program's array,
+  is watched when loaded before the snapshot, and its appearance after it makes the judge unfit;
 * the classes all these modules define that can be patched (class dicts), and any function's code or defaults
   replaced (heard by the audit hook below);
 * interpreter-wide state: trace and profile hooks, the recursion limit, the garbage collector, the alarm handler,
@@ -37,11 +38,19 @@ import sys
 import types
 import warnings
 
+# Every module the judge's code imports (tests/test_judge_process.py checks this against the imports of referee.py
+# and of every solidcoder module it reaches), and a few a test script changes in passing.
 OWN_MODULES = ("solidcoder.execution.referee", "solidcoder.execution.wire", "solidcoder.execution.compare",
-               "solidcoder.execution.harness")
+               "solidcoder.execution.harness", "solidcoder.execution.proxies", "solidcoder.execution.integrity",
+               "solidcoder.matching")
 STDLIB_MODULES = ("builtins", "sys", "os", "posix", "json", "json.decoder", "json.encoder", "json.scanner", "math",
                   "cmath", "re", "select", "signal", "struct", "time", "decimal", "fractions", "warnings",
-                  "collections", "functools", "itertools", "operator", "random")
+                  "collections", "collections.abc", "functools", "itertools", "operator", "random", "_thread",
+                  "contextlib", "ctypes", "fcntl", "gc", "io", "linecache", "socket", "threading", "traceback", "types")
+# Imported by the judge only when needed (the wire decoder rebuilds a program's numpy array with numpy): watched when
+# the snapshot finds it loaded; one that a run loads afterwards could have been changed before anyone looked, so a
+# judge that sees it appear is replaced (a test script using numpy gets a fresh judge for each run).
+LAZY_MODULES = ("numpy",)
 
 
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class nothing can patch (int, list, a C extension's)
@@ -96,7 +105,7 @@ class Integrity:
         return [_version(namespace) for namespace in self.namespaces] if _VERSIONS else self.namespaces
 
     def _others(self) -> tuple:
-        return (_interpreter_state(), _settings(),
+        return (_interpreter_state(), _settings(), [name in sys.modules for name in LAZY_MODULES],
                 [sys.modules.get(name) is module for name, module in self.modules.items()])
 
     def intact(self) -> bool:
@@ -105,7 +114,8 @@ class Integrity:
 
 def watched() -> tuple[dict[str, types.ModuleType], list[dict]]:
     """The modules checked, and the namespaces: theirs and those of the classes they define."""
-    modules = {name: sys.modules[name] for name in OWN_MODULES + STDLIB_MODULES if name in sys.modules}
+    names = OWN_MODULES + STDLIB_MODULES + LAZY_MODULES
+    modules = {name: sys.modules[name] for name in names if name in sys.modules}
     classes = [c for module in modules.values() for c in _classes(module)]
     # A class's namespace is a read-only proxy of the dict that holds it: watch that dict.
     return modules, [vars(m) for m in modules.values()] + [gc.get_referents(vars(c))[0] for c in classes]

@@ -28,6 +28,21 @@ _BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
                    and not issubclass(value, (StopIteration, StopAsyncIteration))}
 
 
+# Attributes through which a consumer reads or writes memory at an address, or takes a buffer or capsule, that the
+# object names: numpy's array interfaces, DLPack, Arrow's C interfaces, the buffer protocol's Python names. A proxy
+# never forwards them (they read as missing), so a test's `np.asarray(answer)` cannot be pointed at the judge's own
+# memory (the judge and the program are forks of one zygote: an `id()` there names the same object here); numpy
+# falls back to reading the object as a sequence, value by value, and an array the program returns arrives rebuilt
+# from its numbers (`wire.py`).
+MEMORY_ATTRIBUTES = frozenset({
+    "__array_interface__", "__array_struct__", "__cuda_array_interface__", "__array__", "__array_priority__",
+    "__array_function__", "__array_ufunc__", "__array_wrap__", "__array_finalize__", "__array_prepare__",
+    "__dlpack__", "__dlpack_device__", "__arrow_c_array__", "__arrow_c_stream__", "__arrow_c_schema__",
+    "__arrow_c_device_array__", "__arrow_c_device_stream__", "__buffer__", "__release_buffer__",
+    "__array_namespace__", "_as_parameter_",
+})
+
+
 class TestTimeout(BaseException):
     """The test ran out of time; a BaseException so that `except Exception` in a test script cannot eat it."""
 
@@ -133,6 +148,8 @@ class RemoteObject:
         return type(other) is RemoteObject and other._sc[0] is object.__getattribute__(self, "_sc")[0]
 
     def __getattr__(self, name: str):
+        if name in MEMORY_ATTRIBUTES:
+            raise AttributeError(f"the program's object has no {name!r} the judge will read")
         channel, handle = object.__getattribute__(self, "_sc")
         reply = channel.ask(("getattr", handle, name))
         if reply[0] == "callable":

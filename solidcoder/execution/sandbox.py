@@ -12,6 +12,11 @@ logged as a warning when it is off; none is skipped silently):
   No candidate can see or reach a judge (another PID namespace, another uid). Nothing the program does to its own
   interpreter (builtins, hooks, frames, its file descriptors) changes a verdict: a program that computes the right
   values passes, and nothing else does. Stdout of stdio programs is compared here, in the parent.
+* Nothing addressable crosses. The judge and the program are clones of one zygote, so an address or `id()` the
+  program names is the same object in the judge: no value it sends is ever read as one. A proxy of a program's
+  object never forwards a memory interface (`proxies.MEMORY_ATTRIBUTES`: numpy's array interfaces, DLPack, Arrow's
+  C interfaces, buffers, ctypes' `_as_parameter_`), and a numpy array crosses as its dtype, shape and numbers,
+  rebuilt by numpy's own constructor (`wire.py`), so `np.asarray(answer)` in a test sees a real array of the values.
 * A clean judge for every test script. A judge process serves only runs of one test script (the pool's digest of
   the judge's job, with the run's memory limit: `children.JudgeServer`); a run of any other script gets a fresh
   judge, cloned from the zygote before any run (a spare is cloned between runs), under a uid that no other

@@ -4,8 +4,10 @@ Only builtin values cross: None, bool, int, float, complex, str, bytes, list, tu
 those, a range, a slice, a dict's keys, values or items view, and an iterator's items, nested at most MAX_DEPTH
 deep, at most MAX_MESSAGE bytes encoded. A value of another type is sent as the builtin value it equals, as plain
 Python compares it (`plain`): a subclass of a builtin (Counter, defaultdict, OrderedDict, a namedtuple, an IntEnum)
-as its base type's value, a numpy scalar as its `item()`, a generator, `map` or other iterator as its items (at most
-MAX_ITEMS), which the judge gets back as a fresh iterator over them. `Handle(n)` names an object that stays in the
+as its base type's value, a numpy scalar as its `item()`, a numpy array of numbers or booleans as its dtype, shape
+and items (rebuilt on the other side by `numpy.array` from those numbers, never from a buffer or an address), a
+generator, `map` or other iterator as its items (at most MAX_ITEMS), which the judge gets back as a fresh iterator
+over them. `Handle(n)` names an object that stays in the
 candidate's process (an instance of one of its classes): `encode(value, keep)` sends a value that has no plain form
 as the Handle `keep` gives it, anywhere inside a value. The *decoder* defines what a value is: the candidate encodes
 with code it can tamper with, so the judge decodes every reply as hostile bytes and gets either a plain value or
@@ -16,14 +18,17 @@ Python call per item: null, true, false, strings, floats, ints of up to 63 bits 
 other value is a one-key object naming its type: {"t": [items]} tuple, {"S": [...]} set, {"z": [...]}
 frozenset, {"d": [k1, v1, k2, v2, ...]} dict, {"b": "hex"} bytes, {"c": [re, im]} complex, {"I": "hex"} a larger
 int, {"h": n} a handle, {"r": [start, stop, step]} a range, {"K": d}, {"V": d}, {"T": d} the keys, values and items
-of the dict d, {"g": [items]} an iterator, {"s": [start, stop, step]} a slice (an index, as `obj[1:3]` sends it).
+of the dict d, {"g": [items]} an iterator, {"s": [start, stop, step]} a slice (an index, as `obj[1:3]` sends it),
+{"A": [dtype, shape, items]} a numpy array.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
+import re
 import select
 import struct
 import time
@@ -86,6 +91,8 @@ def _tree(value: Any, depth: int, keep: Keep | None = None) -> Any:
         raise WireError(f"nested deeper than {MAX_DEPTH} (or cyclic)")
     if kind is _Items:
         return {"g": [_tree(item, depth + 1, keep) for item in value]}
+    if kind is _Array:
+        return {"A": [value[0], value[1], _tree(value[2], depth + 1, keep)]}
     if kind in _SCALARS:
         return value
     if kind is int:
@@ -136,6 +143,8 @@ def plain(value: Any) -> Any:
             return value if type(value) is base else _base_value(value, base)
     if type(value).__module__ == "numpy" and getattr(value, "shape", None) == () and hasattr(value, "item"):
         return value.item()  # a numpy scalar (np.int64, np.float64, np.bool_)
+    if _is_array(value):
+        return _Array((value.dtype.str, list(value.shape), value.ravel().tolist()))
     if isinstance(value, Iterator):
         items = list(itertools.islice(value, MAX_ITEMS + 1))
         if len(items) > MAX_ITEMS:
@@ -157,6 +166,19 @@ def _base_value(value: Any, base: type) -> Any:
 
 class _Items(list):
     """An iterator's items, as the encoder sends them."""
+
+
+class _Array(tuple):
+    """A numpy array of numbers or booleans, as the encoder sends it: (dtype string, shape, flat items)."""
+
+
+_ARRAY_DTYPE = re.compile(r"[<>|=](b1|[iu][1248]|f[248]|c(8|16))")
+
+
+def _is_array(value: Any) -> bool:
+    """Whether `value` is a numpy array of numbers or booleans (the kinds `_ARRAY_DTYPE` names), whatever its shape."""
+    kind = type(value)
+    return kind.__module__ == "numpy" and kind.__name__ == "ndarray" and bool(_ARRAY_DTYPE.fullmatch(value.dtype.str))
 
 
 
@@ -215,11 +237,24 @@ def _rebuilt(tag: str, payload: Any, depth: int) -> Any:
         return slice(*(_value(item, depth + 1) for item in payload))
     if tag == "g" and type(payload) is list:
         return iter([_value(item, depth + 1) for item in payload])
+    if tag == "A" and type(payload) is list and len(payload) == 3:
+        return _array(*payload[:2], _value(payload[2], depth + 1))
     if tag in ("K", "V", "T") and type(payload) is dict:
         owner = _value(payload, depth + 1)
         if type(owner) is dict:
             return owner.keys() if tag == "K" else owner.values() if tag == "V" else owner.items()
     raise WireError(f"a malformed {tag!r} value")
+
+
+def _array(dtype: Any, shape: Any, items: Any) -> Any:
+    """A numpy array rebuilt by numpy's own constructor from plain numbers: never from a buffer or an address."""
+    well_formed = type(dtype) is str and bool(_ARRAY_DTYPE.fullmatch(dtype)) and type(items) is list \
+        and type(shape) is list and len(shape) <= 32 and all(type(n) is int and n >= 0 for n in shape)
+    if not well_formed or math.prod(shape) != len(items):
+        raise WireError("a malformed array")
+    import numpy  # present wherever a program could have sent an array: the judge and the program share one root
+
+    return numpy.array(items, dtype=numpy.dtype(dtype)).reshape(shape)
 
 
 def _big_int(text: str) -> int:
