@@ -586,14 +586,17 @@ def test_a_test_script_may_annotate_with_names_the_problems_header_imports(judge
 
 
 def test_a_name_the_program_binds_never_reaches_the_test_script(judge):
-    """A program's `math` whose every call succeeds would pass `assert math.isclose(f(4), 5)`: the test's `math` is
-    the header's, and a name only the program defines is not in the test's scope at all."""
+    """A program's `math` whose every call succeeds would pass `assert math.isclose(f(4), 5)` in plain Python: a
+    function or class named like a standard-library module is not bound for the test, a name bound as the program
+    runs is not either, while a helper its source defines is (rule 3, amended in issue 38)."""
     forger = "class math:\n    isclose = staticmethod(lambda *a, **k: True)\n\ndef f(x):\n    return -1\n"
-    fails_everywhere(judge.judge(call_problem([TestCase(kind="call", script="assert math.isclose(f(4), 5)")]),
-                                 forger))
-    helper = "def helper():\n    return 3\n\ndef f(x):\n    return x + 1\n"
-    report = judge.judge(call_problem([TestCase(kind="call", script="assert f(2) == helper()")]), helper)
+    report = judge.judge(call_problem([TestCase(kind="call", script="assert math.isclose(f(4), 5)")]), forger)
+    fails_everywhere(report)
+    runtime = "def f(x):\n    globals()['helper'] = lambda: 3\n    return x + 1\n"
+    report = judge.judge(call_problem([TestCase(kind="call", script="assert f(2) == helper()")]), runtime)
     assert "NameError: name 'helper'" in report.verdicts[0].detail
+    helper = "def helper():\n    return 3\n\ndef f(x):\n    return x + 1\n"
+    assert judge.judge(call_problem([TestCase(kind="call", script="assert f(2) == helper()")]), helper).passed
 
 
 DEEP_REPORT = "import os\nos.write(3, b'[' * 200000 + b'\\n')\nprint('done')\n"

@@ -46,7 +46,8 @@ OWN_MODULES = ("solidcoder.execution.referee", "solidcoder.execution.wire", "sol
 STDLIB_MODULES = ("builtins", "sys", "os", "posix", "json", "json.decoder", "json.encoder", "json.scanner", "math",
                   "cmath", "re", "select", "signal", "struct", "time", "decimal", "fractions", "warnings",
                   "collections", "collections.abc", "functools", "itertools", "operator", "random", "_thread",
-                  "contextlib", "ctypes", "fcntl", "gc", "io", "linecache", "socket", "threading", "traceback", "types")
+                  "contextlib", "ctypes", "fcntl", "gc", "io", "linecache", "socket", "threading", "traceback", "types",
+                  "importlib", "importlib.util", "sysconfig")
 # Imported by the judge only when needed (the wire decoder rebuilds a program's numpy array with numpy): watched when
 # the snapshot finds it loaded; one that a run loads afterwards could have been changed before anyone looked, so a
 # judge that sees it appear is replaced (a test script using numpy gets a fresh judge for each run).

@@ -22,8 +22,11 @@ program's methods: they cannot reveal or fake an expected value.
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import builtins
 import re
+import sys
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
@@ -32,6 +35,7 @@ from solidcoder.execution.compare import first_difference, matches_any
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.harness import source_line
 from solidcoder.execution.sandbox import ExecResult, Limits
+from solidcoder.parsing import parse_python
 from solidcoder.problem import Problem, TestCase
 
 # A frame of the program in a traceback on stderr (stdio runs print one, as `python solution.py` would).
@@ -154,7 +158,8 @@ class Judge:
 
     def _calls_job(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits, stop: bool) -> dict:
         return {"mode": "tests", "code": code, "entry_point": entry_point, "test_time_s": limits.wall_s,
-                "stop_on_failure": stop, "tests": [_harness_test(t, self.tolerance) for t in tests]}
+                "stop_on_failure": stop, "tests": [_harness_test(t, self.tolerance) for t in tests],
+                "program_names": program_names(code)}
 
     def judge_stdio(self, code: str, tests: list[TestCase], limits: Limits, stop_at_first_failure: bool = False,
                     *, output_match: str = "tokens", tolerance: float | None = None) -> JudgeReport:
@@ -266,3 +271,34 @@ def _verdict_from_record(start: int, batch: list[TestCase], record: dict, result
     expected = repr(test.expected) if test.call is not None else None
     detail = error or f"{test.call}: expected {expected}, got {actual}"
     return TestVerdict(start + index, status, detail, expected=expected, actual=actual)
+
+
+def program_names(code: str) -> dict[str, list]:
+    """The names a test's scope gains from the program (the sandbox's rule 3), read here, on the trusted side, from
+    the source's top level: `defined`, the functions and classes it defines (bound in the judge as proxies), and
+    `imports`, each `[name, module to import, module to take, attribute or None]` (the judge imports the module
+    itself). Builtin and dunder names are left out, a function or class named like a standard-library module too (a
+    program's `class math` is not the test's `math`), and so is everything of a program that cannot be read: a test
+    never sees a name the program reports as it runs."""
+    try:
+        body = parse_python(code, filename="solution.py").body
+    except SyntaxError:
+        return {"defined": [], "imports": []}
+    defined = [node.name for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    imports = [entry for node in body for entry in _imported(node)]
+    return {"defined": [name for name in defined if _bindable(name) and name not in sys.stdlib_module_names],
+            "imports": [entry for entry in imports if _bindable(entry[0])]}
+
+
+def _imported(node: ast.stmt) -> list[list]:
+    if isinstance(node, ast.Import):
+        return [[alias.asname or alias.name.split(".")[0], alias.name,
+                 alias.name if alias.asname else alias.name.split(".")[0], None] for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        return [[alias.asname or alias.name, node.module, node.module, alias.name] for alias in node.names
+                if alias.name != "*"]
+    return []
+
+
+def _bindable(name: str) -> bool:
+    return not hasattr(builtins, name) and not (name.startswith("__") and name.endswith("__"))

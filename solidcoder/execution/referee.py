@@ -25,10 +25,14 @@ from __future__ import annotations
 import builtins
 import contextlib
 import fcntl
+import importlib
+import importlib.util
 import json
 import os
 import signal
 import socket
+import sys
+import sysconfig
 import time
 from typing import Any
 
@@ -49,19 +53,70 @@ REPORT_FD = 3
 CONTROL, JOB = 8, 9
 RUN_FDS = (JOB, REPORT_FD, REQUESTS, REPLIES, PIDFD)  # the order the zygote sends them in
 def _base_scope(channel: Channel, job: dict) -> dict[str, Any]:
-    """The names a test script sees: the builtins, the problem's header (the dataset's own code, trusted as the test
-    is: its imports and helpers) and a proxy for the entry point. Nothing the program reports adds a name: a program
-    cannot bind `math` for the test, or hide a builtin."""
+    """The names a test script sees (the sandbox's rule 3): the builtins, the problem's header (the dataset's own
+    code, trusted as the test is: its imports and helpers), a proxy for the entry point, and what the program's
+    source defines at top level as the trusted side read it (`judge.program_names`): a proxy for each function and
+    class, and the judge's own import of each module it imports. The header's names stand where the program
+    defines one again; the test script's own names shadow all of these, as in plain Python. Never a builtin, and
+    nothing the program reports as it runs: a program cannot rebind `abs` or `isinstance` for the test."""
     scope: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     header = job.get("header") or ""
     if header:
         with contextlib.suppress(Exception):  # a header that fails here fails the tests that need its names
             exec(compile_standalone(header, "prompt.py"), scope)
-    entry_point = job["entry_point"]
-    name = entry_point.split(".")[0]
+    name = job["entry_point"].split(".")[0]
     if name:
         scope[name] = Remote(channel, ("name", name), name)
+    _add_program_names(scope, channel, job.get("program_names") or {})
     return scope
+
+
+def _add_program_names(scope: dict, channel: Channel, names: dict) -> None:
+    for name in names.get("defined", []):
+        if _free(name, scope):
+            scope[name] = Remote(channel, ("name", name), name)
+    for bind, path, module, attribute in names.get("imports", []):
+        value = _judge_import(path, module, attribute) if _free(bind, scope) else _ABSENT
+        if value is not _ABSENT:
+            scope[bind] = value
+
+
+_ABSENT = object()
+
+
+def _free(name: Any, scope: dict) -> bool:
+    return type(name) is str and name.isidentifier() and name not in scope and not hasattr(builtins, name)
+
+
+def _judge_import(path: str, module: str, attribute: str | None) -> Any:
+    """`module` (or its `attribute`) after importing `path`, as the judge's own import from the installation's
+    library folders; _ABSENT when it cannot be imported from there (a file the program wrote is never imported)."""
+    try:
+        if not _installed(path):
+            return _ABSENT
+        importlib.import_module(path)
+        found = sys.modules[module]
+        if attribute is None:
+            return found
+        if not hasattr(found, attribute) and _installed(f"{module}.{attribute}"):
+            importlib.import_module(f"{module}.{attribute}")
+        return getattr(found, attribute)
+    except Exception:  # noqa: BLE001 - a module that fails to import here leaves its name unbound, as for the header
+        return _ABSENT
+
+
+def _installed(path: str) -> bool:
+    """Whether `path` names a module built in or found under the installation's library folders."""
+    spec = importlib.util.find_spec(path)
+    if spec is None:
+        return False
+    origin = spec.origin if spec.has_location else "built-in"
+    places = spec.submodule_search_locations or []
+    return all(p == "built-in" or os.path.realpath(p).startswith(_LIBRARY) for p in [origin, *places])
+
+
+_LIBRARY = tuple(os.path.realpath(p) + os.sep for key, p in sysconfig.get_paths().items()
+                 if key in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
 def _short_repr(value: Any) -> str:

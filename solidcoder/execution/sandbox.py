@@ -12,6 +12,12 @@ logged as a warning when it is off; none is skipped silently):
   No candidate can see or reach a judge (another PID namespace, another uid). Nothing the program does to its own
   interpreter (builtins, hooks, frames, its file descriptors) changes a verdict: a program that computes the right
   values passes, and nothing else does. Stdout of stdio programs is compared here, in the parent.
+* A test's scope is what plain Python gives it, minus what the program can choose at run time (rule 3; the judge
+  builds it, `referee._base_scope`): builtins, the problem's header, proxies for the functions and classes the
+  program's source defines at top level and the judge's own imports of the modules it imports, both read from the
+  source by the trusted side (`judge.program_names`); the header's names and the script's own stand over them.
+  Never a builtin, never a name the program binds as it runs, never a module imported from outside the
+  installation's library folders (a file the program wrote).
 * Nothing addressable crosses. The judge and the program are clones of one zygote, so an address or `id()` the
   program names is the same object in the judge: no value it sends is ever read as one. A proxy of a program's
   object never forwards a memory interface (`proxies.MEMORY_ATTRIBUTES`: numpy's array interfaces, DLPack, Arrow's
@@ -387,8 +393,10 @@ class _Request:
         if self.mode == "tests":
             judged = json.dumps({k: v for k, v in job.items() if k != "code"}).encode()
             self.files["judge"] = _memfd(judged)
-            # Which judge may serve this run: only one that served this very test script (and memory limit) before.
-            self.header["judge_key"] = hashlib.sha256(judged + b"%d" % limits.memory_mb).hexdigest()
+            # Which judge may serve this run: only one that served this very test script (and memory limit) before;
+            # the program's names are not part of it (each run binds them afresh in its own scope).
+            script = json.dumps({k: v for k, v in job.items() if k not in ("code", "program_names")}).encode()
+            self.header["judge_key"] = hashlib.sha256(script + b"%d" % limits.memory_mb).hexdigest()
 
     @property
     def fds(self) -> list[int]:
