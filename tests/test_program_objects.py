@@ -148,3 +148,36 @@ def test_no_memory_interface_of_the_programs_object_is_forwarded(sandbox_pool):
 def test_a_numpy_array_crosses_as_a_real_array_both_ways(sandbox_pool, script):
     pytest.importorskip("numpy")
     assert judged(sandbox_pool, "import numpy as np\ndef f(x):\n    return np.asarray(x) * 2\n", script).passed
+
+
+@pytest.mark.parametrize("code, script", [
+    ("import statistics\ndef f(x):\n    return statistics.mean(x)\n",
+     "import statistics\ntry:\n    f([])\nexcept statistics.StatisticsError:\n    pass\nelse:\n    raise AssertionError"),
+    ("import json\ndef f(x):\n    return json.loads(x)\n",
+     "import json\ntry:\n    f('{')\nexcept json.JSONDecodeError as e:\n    assert e.pos == 1\nelse:\n    raise AssertionError"),
+    ("class Invalid(ValueError):\n    pass\ndef f(x):\n    raise Invalid('bad', x)\n",
+     "try:\n    f(3)\nexcept ValueError as e:\n    assert type(e).__name__ == 'Invalid' and e.args == ('bad', 3)\n"
+     "else:\n    raise AssertionError"),
+    ("def f(x):\n    raise KeyError(x)\n",
+     "try:\n    f((1, 2))\nexcept LookupError as e:\n    assert e.args == ((1, 2),)\nelse:\n    raise AssertionError"),
+    ("class Mine(Exception):\n    pass\ndef f(x):\n    raise Mine()\n",
+     "errors = []\nfor _ in range(2):\n    try:\n        f(1)\n    except Exception as e:\n        errors.append(type(e))\n"
+     "assert errors[0] is errors[1] and errors[0].__name__ == 'Mine'"),
+])
+def test_the_programs_exception_arrives_as_its_class_with_its_args(sandbox_pool, code, script):
+    found = judged(sandbox_pool, code, script)
+    assert found.passed, found.detail
+
+
+@pytest.mark.parametrize("code", [
+    "def f(x):\n    raise StopIteration\n",
+    "class Stop(StopIteration):\n    pass\ndef f(x):\n    raise Stop\n",
+    "def f(x):\n    raise SystemExit(0)\n",
+    "def f(x):\n    e = ValueError()\n    type(e).__module__\n    raise type('Fake', (Exception,), {'__module__': 'solidcoder.execution.proxies',"
+    " '__qualname__': 'TestTimeout'})()\n",
+])
+def test_an_exception_cannot_end_the_tests_loop_or_pose_as_the_judges(sandbox_pool, code):
+    script = "caught = []\nfor i in range(3):\n    try:\n        f(i)\n    except Exception as e:\n" \
+             "        caught.append(type(e).__name__)\nassert len(caught) == 3, caught"
+    found = judged(sandbox_pool, code, script)
+    assert found.passed, found.detail

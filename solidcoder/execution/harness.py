@@ -274,9 +274,28 @@ def run_serve(job: dict) -> None:
 
 
 def _answer(server: ProgramServer, request: Any) -> tuple:
-    """The reply to one request; an exception is sent as (type name, message, where the program raised it)."""
+    """The reply to one request; an exception is sent as (type name, message, where the program raised it, its
+    classes and arguments: `exception_detail`)."""
     try:
         return server.reply_to(request)
     except BaseException as exc:  # noqa: BLE001 - SystemExit, MemoryError... all are the call's outcome
         frames = program_frames(exc, server.sources)
-        return ("raised", type(exc).__name__, exception_message(exc), at(frames[-1])[:300] if frames else "")
+        return ("raised", type(exc).__name__, exception_message(exc), at(frames[-1])[:300] if frames else "",
+                exception_detail(exc))
+
+
+def exception_detail(exc: BaseException) -> tuple:
+    """The exception's classes, most derived first, as (module, qualified name); its args and its attributes
+    (`json.JSONDecodeError.pos`), each when plain (else None). The judge trusts none of it: it only looks the names
+    up among the classes it already holds."""
+    try:
+        classes = tuple((str(c.__module__), str(c.__qualname__)) for c in type(exc).__mro__[:32])
+    except BaseException:  # noqa: BLE001 - a class whose names are not strings, or whose str raises
+        classes = ()
+    attributes = getattr(exc, "__dict__", None)
+    return classes, _small(exc.args, tuple), _small(dict(attributes) if type(attributes) is dict else None, dict)
+
+
+def _small(value: Any, kind: type) -> Any:
+    raw = _encoded_or_none(value) if type(value) is kind else None
+    return value if raw is not None and len(raw) <= 1 << 16 else None

@@ -4,29 +4,22 @@ Used by the judge process (`referee.py`) only. A test reaches the program throug
 method of the program) and `RemoteObject` (an object of the program's that has no plain value: attribute reads,
 method calls and the protocols `len`, `iter`/`next`, `bool`, `str`/`repr`, `in`, indexing and `hash`), over one
 `Channel` (two pipes; every reply decoded as hostile bytes by `wire.py`). Every result a test receives is plain data
-or another proxy. The program's exceptions arrive as the builtin class of that name, never as `StopIteration` (which
-would end a test's own loop early), and in-place changes the program made to its arguments are applied to the
-test's own objects.
+or another proxy. The program's exceptions arrive as their stdlib class, or a judge-side class of their name under
+their stdlib bases, with their args, never as `StopIteration` (which would end a test's own loop early), and
+in-place changes the program made to its arguments are applied to the test's own objects.
 """
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import signal
+import sys
 import threading
 from typing import Any
 
 from solidcoder.execution import wire
 
 REQUESTS, REPLIES, PIDFD = 4, 5, 6  # the candidate's request and reply pipes, and a pidfd that can kill it
-# The builtin exception classes a program's exception arrives as, so that a test's `except ValueError` works. Not
-# StopIteration and its kind: raised into a test's own loop (`all(map(candidate, cases))`) it would end the loop
-# early and pass the test; it arrives as a ProgramError, as PEP 479 turns it into a RuntimeError in a generator.
-_BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
-                   if isinstance(value, type) and issubclass(value, Exception)
-                   and not issubclass(value, (StopIteration, StopAsyncIteration))}
-
 
 # Attributes through which a consumer reads or writes memory at an address, or takes a buffer or capsule, that the
 # object names: numpy's array interfaces, DLPack, Arrow's C interfaces, the buffer protocol's Python names. A proxy
@@ -71,6 +64,7 @@ class Channel:
         self.timed_out = False
         self.lock = threading.RLock()
         self.proxies: dict[int, RemoteObject] = {}  # handle number -> its proxy, so that `is` works as in the program
+        self.classes: dict[tuple, type] = {}  # judge-side classes for the program's own exception classes
 
     def ask(self, request: tuple) -> tuple:
         with self.lock:
@@ -240,8 +234,9 @@ def _incoming(channel: Channel, reply: tuple, args: tuple, kwargs: dict) -> Any:
     if kind == "value" and len(reply) == 3:
         apply_mutations(args, kwargs, reply[2])
         return reply[1]
-    if kind == "raised" and len(reply) == 4:
-        raise _program_raised(str(reply[1])[:100], str(reply[2])[:500], str(reply[3])[:300])
+    if kind == "raised" and len(reply) in (4, 5):
+        detail = reply[4] if len(reply) == 5 else None
+        raise _program_raised(str(reply[1])[:100], str(reply[2])[:500], str(reply[3])[:300], detail, channel)
     channel.kill("sent a reply that is not a message")
     raise CandidateLost(channel.lost)
 
@@ -278,16 +273,76 @@ def _rebuilt_like(kind: type, items: list) -> Any:
     return iter(items)
 
 
-def _program_raised(name: str, message: str, where: str) -> Exception:
-    """The program's exception as the test sees it: the builtin class of that name with the program's message (a
-    class of the program's own is a ProgramError naming it); `program_raised` keeps its text and where it was."""
+def _program_raised(name: str, message: str, where: str, detail: Any = None, channel: Channel | None = None) \
+        -> Exception:
+    """The program's exception as the test sees it: its own class where that is a stdlib exception class the judge
+    already holds (`ValueError`, `statistics.StatisticsError`, `json.JSONDecodeError`), else a judge-side class of
+    the same name under the most derived such class it inherits from (so `except ValueError` catches the program's
+    `ValueError` subclass), with the program's args when they were plain. Never StopIteration or its kind, nor an
+    exception that is not an `Exception` (a ProgramError naming it). `program_raised` keeps its text and where."""
     text = f"{name}: {message}" if message else name
-    try:
-        exc = _BUILTIN_ERRORS[name](message)
-    except (KeyError, TypeError):  # not a builtin name, or a class that takes other arguments (UnicodeDecodeError)
+    classes, args, attributes = _detail(detail, name)
+    found = next((cls for cls in map(_held_class, classes) if cls is not None), None)
+    if found is None or found is ProgramError:
         exc = ProgramError(text)
+    else:
+        exact = found if _held_class(classes[0]) is found else _program_class(channel, name, found)
+        exc = _made(exact, args, message)
+        for key, value in attributes.items():
+            if type(key) is str and key.isidentifier() and not key.startswith("__"):
+                with contextlib.suppress(Exception):
+                    setattr(exc, key, value)
     exc.program_raised = (text, where)
     return exc
+
+
+def _detail(detail: Any, name: str) -> tuple[list, tuple | None, dict]:
+    """The reported classes (each a (module, qualified name) pair of strings), args and attributes; the name alone
+    for a reply without them, as the builtin of that name."""
+    if type(detail) is not tuple or len(detail) != 3 or type(detail[0]) is not tuple:
+        return [("builtins", name)], None, {}
+    classes = [c for c in detail[0] if type(c) is tuple and len(c) == 2 and all(type(x) is str for x in c)]
+    args = detail[1] if type(detail[1]) is tuple else None
+    return classes or [("builtins", name)], args, detail[2] if type(detail[2]) is dict else {}
+
+
+def _held_class(named: tuple[str, str]) -> type | None:
+    """The stdlib exception class of that module and qualified name, among modules the judge has already imported
+    (a program's report never makes the judge import anything). StopIteration's kind and non-Exceptions are
+    ProgramError: raised into a test's own loop (`all(map(candidate, cases))`) a StopIteration would end the loop
+    early and pass the test (PEP 479 turns it into a RuntimeError in a generator for the same reason)."""
+    module, qualname = named
+    found = sys.modules.get(module) if module.split(".")[0] in _STDLIB else None
+    for part in qualname.split(".") if found is not None else ():
+        found = getattr(found, part, None) if part.isidentifier() else None
+    if not isinstance(found, type) or not issubclass(found, BaseException):
+        return None
+    usable = issubclass(found, Exception) and not issubclass(found, (StopIteration, StopAsyncIteration))
+    return found if usable else ProgramError
+
+
+_STDLIB = sys.stdlib_module_names | {"builtins"}
+
+
+def _program_class(channel: Channel | None, name: str, base: type) -> type:
+    """A judge-side class named `name` under `base`, the same one each time within a run."""
+    key = (name if name.isidentifier() else "ProgramException", base)
+    made = channel.classes if channel is not None else {}
+    if key not in made:
+        made[key] = type(key[0], (base,), {"__module__": "solution"})
+    return made[key]
+
+
+def _made(cls: type, args: tuple | None, message: str) -> Exception:
+    """An instance of `cls` with the program's args (its message alone when they were not plain), built by the
+    class's own constructor where the args fit it."""
+    args = (message,) if args is None else args
+    try:
+        return cls(*args)
+    except Exception:  # noqa: BLE001 - a constructor that wants other arguments (UnicodeDecodeError's five)
+        exc = cls.__new__(cls)
+        exc.args = args
+        return exc
 
 
 def apply_mutations(args: tuple, kwargs: dict, changes: Any) -> None:
