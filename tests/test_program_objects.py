@@ -150,34 +150,54 @@ def test_a_numpy_array_crosses_as_a_real_array_both_ways(sandbox_pool, script):
     assert judged(sandbox_pool, "import numpy as np\ndef f(x):\n    return np.asarray(x) * 2\n", script).passed
 
 
+def catches(call: str, clause: str, then: str = "pass") -> str:
+    """A script that expects `call` to raise what `clause` names, then runs `then` in the handler."""
+    return f"try:\n    {call}\nexcept {clause}:\n    {then}\nelse:\n    raise AssertionError('nothing raised')"
+
+
 @pytest.mark.parametrize("code, script", [
     ("import statistics\ndef f(x):\n    return statistics.mean(x)\n",
-     "import statistics\ntry:\n    f([])\nexcept statistics.StatisticsError:\n    pass\nelse:\n    raise AssertionError"),
+     "import statistics\n" + catches("f([])", "statistics.StatisticsError")),
     ("import json\ndef f(x):\n    return json.loads(x)\n",
-     "import json\ntry:\n    f('{')\nexcept json.JSONDecodeError as e:\n    assert e.pos == 1\nelse:\n    raise AssertionError"),
+     "import json\n" + catches("f('{')", "json.JSONDecodeError as e", "assert e.pos == 1")),
     ("class Invalid(ValueError):\n    pass\ndef f(x):\n    raise Invalid('bad', x)\n",
-     "try:\n    f(3)\nexcept ValueError as e:\n    assert type(e).__name__ == 'Invalid' and e.args == ('bad', 3)\n"
-     "else:\n    raise AssertionError"),
-    ("def f(x):\n    raise KeyError(x)\n",
-     "try:\n    f((1, 2))\nexcept LookupError as e:\n    assert e.args == ((1, 2),)\nelse:\n    raise AssertionError"),
+     catches("f(3)", "ValueError as e", "assert type(e).__name__ == 'Invalid' and e.args == ('bad', 3)")),
+    ("def f(x):\n    raise KeyError(x)\n", catches("f((1, 2))", "LookupError as e", "assert e.args == ((1, 2),)")),
     ("class Mine(Exception):\n    pass\ndef f(x):\n    raise Mine()\n",
-     "errors = []\nfor _ in range(2):\n    try:\n        f(1)\n    except Exception as e:\n        errors.append(type(e))\n"
-     "assert errors[0] is errors[1] and errors[0].__name__ == 'Mine'"),
+     "errors = []\nfor _ in range(2):\n    try:\n        f(1)\n    except Exception as e:\n"
+     "        errors.append(type(e))\nassert errors[0] is errors[1] and errors[0].__name__ == 'Mine'"),
 ])
 def test_the_programs_exception_arrives_as_its_class_with_its_args(sandbox_pool, code, script):
     found = judged(sandbox_pool, code, script)
     assert found.passed, found.detail
 
 
+POSING = "type('Fake', (Exception,), {'__module__': 'solidcoder.execution.proxies', '__qualname__': 'TestTimeout'})"
+
+
 @pytest.mark.parametrize("code", [
     "def f(x):\n    raise StopIteration\n",
     "class Stop(StopIteration):\n    pass\ndef f(x):\n    raise Stop\n",
     "def f(x):\n    raise SystemExit(0)\n",
-    "def f(x):\n    e = ValueError()\n    type(e).__module__\n    raise type('Fake', (Exception,), {'__module__': 'solidcoder.execution.proxies',"
-    " '__qualname__': 'TestTimeout'})()\n",
+    f"def f(x):\n    raise {POSING}()\n",
 ])
 def test_an_exception_cannot_end_the_tests_loop_or_pose_as_the_judges(sandbox_pool, code):
     script = "caught = []\nfor i in range(3):\n    try:\n        f(i)\n    except Exception as e:\n" \
              "        caught.append(type(e).__name__)\nassert len(caught) == 3, caught"
     found = judged(sandbox_pool, code, script)
     assert found.passed, found.detail
+
+
+def test_a_million_pair_answer_is_judged_within_the_programs_limit(sandbox_pool):
+    """Plain Python builds it in well under a second; sending it must not turn the right answer into a timeout."""
+    code = "def f(n):\n    return [(i, i + 1) for i in range(n)]\n"
+    found = judged(sandbox_pool, code, "r = f(10**6)\nassert len(r) == 10**6 and r[-1] == (999999, 1000000)")
+    assert found.passed, found.detail
+
+
+def test_a_program_that_stalls_its_own_sending_gains_only_the_allowance(sandbox_pool):
+    code = "import sys, time\nwire = sys.modules['solidcoder.execution.wire']\n" \
+           "def f(x):\n    wire._dumps = lambda value: time.sleep(60)\n    return x\n"
+    started = __import__("time").monotonic()
+    found = judged(sandbox_pool, code, "assert f(1) == 1", time_limit_s=1.0)
+    assert found.status == "timeout" and __import__("time").monotonic() - started < 10

@@ -206,3 +206,27 @@ def test_an_array_of_objects_is_not_sent_as_an_array():
     np = pytest.importorskip("numpy")
     with pytest.raises(wire.WireError):
         wire.encode(np.array([object()]))
+
+
+@pytest.mark.parametrize("value", [
+    [(1, 2), (3, "a"), (None, 2.5, True)], [[1, 2], [], ["x"]], [(1, 2), [3, 4]], [(1, (2,))], [(2**70, 1)],
+    [(1, 2)] * 3, [[1, [2]], [3]],
+])
+def test_rows_of_scalars_keep_their_exact_types(value):
+    assert same(wire.decode(wire.encode(value)), value)
+
+
+@pytest.mark.parametrize("payload", [[[1], [{"h": 1}]], [1, 2], "x", [[1], [[2]]]])
+def test_malformed_rows_are_a_wire_error(payload):
+    with pytest.raises(wire.WireError):
+        wire.decode(json.dumps({"L": payload}).encode())
+
+
+def test_the_collector_is_back_as_it_was_after_encoding_and_decoding():
+    import gc
+
+    for enabled in (True, False):
+        gc.enable() if enabled else gc.disable()
+        wire.decode(wire.encode([(1, 2)] * 10))
+        assert gc.isenabled() is enabled
+    gc.enable()

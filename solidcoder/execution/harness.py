@@ -270,7 +270,9 @@ def run_serve(job: dict) -> None:
             request = wire.decode(wire.read_frame(CANDIDATE_IN))
         except (EOFError, OSError):
             flush_and_exit(0)
-        _send(_answer(server, request), server.keep)
+        reply = _answer(server, request)
+        wire.write_frame(CANDIDATE_OUT, wire.COMPUTED)  # encoding starts: the judge times it apart
+        _send(reply, server.keep)
 
 
 def _answer(server: ProgramServer, request: Any) -> tuple:

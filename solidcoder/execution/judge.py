@@ -145,8 +145,9 @@ class Judge:
         start = 0
         while start < len(tests):
             batch = tests[start:]
-            # One test's limit per test, one for loading the program, and slack: the judge enforces each of them.
-            run_limits = Limits(wall_s=limits.wall_s * (len(batch) + 1) + 2.0, memory_mb=limits.memory_mb)
+            # Per test its limit and as long again for sending answers, one limit for loading the program, and
+            # slack: the judge enforces each of them.
+            run_limits = Limits(wall_s=limits.wall_s * (2 * len(batch) + 1) + 2.0, memory_mb=limits.memory_mb)
             job = self._calls_job(code, entry_point, batch, limits, stop_at_first_failure) | {"header": header}
             (result,) = yield [(job, "", run_limits)]
             verdicts, finished = _call_verdicts(result, start, batch)

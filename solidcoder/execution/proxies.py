@@ -15,6 +15,7 @@ import contextlib
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 from solidcoder.execution import wire
@@ -60,6 +61,7 @@ class Channel:
 
     def __init__(self) -> None:
         self.deadline = 0.0
+        self.allowance = 0.0  # seconds left this test for encoding and decoding answers (`_encoded`)
         self.lost: str | None = None
         self.timed_out = False
         self.lock = threading.RLock()
@@ -84,7 +86,10 @@ class Channel:
     def receive(self) -> tuple:
         try:
             frame = wire.read_frame(REPLIES, self.deadline)
-            reply = wire.decode(frame)
+            if frame == wire.COMPUTED:
+                frame, reply = self._encoded()
+            else:
+                reply = wire.decode(frame)
         except wire.WireError as exc:
             self.kill(f"sent a malformed reply ({exc})")
             raise CandidateLost(self.lost) from None
@@ -93,6 +98,27 @@ class Channel:
             raise CandidateLost(self.lost)
         # A handle is a one-key object {"h": n}; "h" spelt with an escape arrives as a bare Handle, useless to a test.
         return _proxied(self, reply, 0) if b'"h"' in frame else reply
+
+    def _encoded(self) -> tuple[bytes, Any]:
+        """The value frame after the program's call returned, read and decoded on the encoding allowance: the time
+        it takes moves the test's deadline (and its alarm) later, up to `allowance` per test in all, so that sending
+        a large answer never counts against the program's time. A program that claims to have returned and goes on
+        computing gains at most that allowance."""
+        start, allowance = time.monotonic(), max(self.allowance, 0.0)
+        self._shift(allowance)
+        try:
+            frame = wire.read_frame(REPLIES, self.deadline)
+            return frame, wire.decode(frame)
+        finally:
+            spent = min(time.monotonic() - start, allowance)
+            self.allowance -= spent
+            self._shift(spent - allowance)
+
+    def _shift(self, seconds: float) -> None:
+        self.deadline += seconds
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        if left > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(left + seconds, 0.001))
 
     def kill(self, why: str) -> None:
         self.lost = self.lost or f"the program {why}"

@@ -156,6 +156,7 @@ def _alarm(_signum, _frame):
 def _guarded(test: dict, base: dict, channel: Channel, job: dict) -> dict:
     """One test under its deadline; the candidate's fate during the test overrides how the script ended."""
     channel.deadline = time.monotonic() + job["test_time_s"]
+    channel.allowance = job["test_time_s"]  # as long again for sending answers, apart from the program's time
     signal.setitimer(signal.ITIMER_REAL, job["test_time_s"] + 0.05)
     try:
         verdict = _run_one(test, dict(base), channel, job["entry_point"])

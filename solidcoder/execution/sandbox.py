@@ -53,8 +53,9 @@ logged as a warning when it is off; none is skipped silently):
 * Resources: rlimits on address space, CPU time, processes, file size and open files; a per-worker memory cgroup
   (v1 or v2) that also counts shared memory, memfd and tmpfs pages; stdout/stderr caps; a wall-clock deadline;
   each run is init of its own PID namespace, so a double-forked daemon dies with it. Per-test time limits of call
-  tests are enforced by the judge process killing the program. A judge's address space is the run's memory
-  limit plus 256 MB (`children.JUDGE_MEMORY_MARGIN_MB`).
+  tests are enforced by the judge process killing the program; sending and decoding answers has an allowance of
+  its own, as long again per test (`proxies.Channel._encoded`): a large right answer is not a timeout. A judge's
+  address space is the run's memory limit plus 256 MB (`children.JUDGE_MEMORY_MARGIN_MB`).
 * Privileges: an unprivileged uid/gid per worker (started as root) or a user namespace with all capabilities
   dropped (started as a normal user); no_new_privs; seccomp refuses ptrace, setuid, mount, namespace creation,
   module loading, bpf, perf, keyctl and io_uring. The environment is scrubbed: PATH, HOME, TMPDIR and LANG only.
