@@ -201,3 +201,58 @@ def test_a_program_that_stalls_its_own_sending_gains_only_the_allowance(sandbox_
     started = __import__("time").monotonic()
     found = judged(sandbox_pool, code, "assert f(1) == 1", time_limit_s=1.0)
     assert found.status == "timeout" and __import__("time").monotonic() - started < 10
+
+
+VALUES = """
+import collections, enum, array, datetime, decimal, fractions
+Point = collections.namedtuple("Point", "x y")
+class Color(enum.IntEnum):
+    RED = 1
+class Shape(enum.Enum):
+    SQUARE = "sq"
+class Liar(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+def point():
+    return Point(1, 2)
+def total(p):
+    return p.x + p.y
+def color():
+    return Color.RED
+def shape():
+    return Shape.SQUARE
+def counter(s):
+    return collections.Counter(s)
+def groups():
+    return collections.defaultdict(list, {"a": [1]})
+def liar():
+    return Liar(5)
+def f(x):
+    return x * 2
+"""
+
+
+@pytest.mark.parametrize("script", [
+    "p = point()\nassert p == (1, 2) and p.x == 1 and p._asdict() == {'x': 1, 'y': 2} and type(p).__name__ == 'Point'",
+    "p = point()\nassert total(p) == 3 and p.y == 2",  # the program gets its own namedtuple back
+    "c = color()\nassert c == 1 and c.name == 'RED' and c.value == 1 and c in {1} and isinstance(c, int)",
+    "assert shape().name == 'SQUARE' and shape().value == 'sq'",
+    "c = counter('aab')\nassert c['z'] == 0 and c.most_common(1) == [('a', 2)] and c == {'a': 2, 'b': 1}",
+    "d = groups()\nd['new'].append(2)\nassert d == {'a': [1], 'new': [2]}",
+    "from fractions import Fraction as F\nassert f(F(1, 3)) == F(2, 3) and type(f(F(1, 3))) is F",
+    "from decimal import Decimal\nassert f(Decimal('1.1')) == Decimal('2.2')",
+    "import datetime\nassert f(datetime.timedelta(days=1)) == datetime.timedelta(days=2)",
+    "import collections\nassert f(collections.deque([1])) == collections.deque([1, 1])",
+    "import array\nassert f(array.array('i', [1])) == array.array('i', [1, 1])",
+    "assert f(bytearray(b'a')) == bytearray(b'aa') and f(collections.UserList([1])) == [1, 1]",
+])
+def test_values_cross_as_what_they_are(sandbox_pool, script):
+    found = judged(sandbox_pool, VALUES, "import collections\n" + script)
+    assert found.passed, found.detail
+
+
+@pytest.mark.parametrize("script", ["assert liar() == 7", "assert 7 == liar()", "assert liar() in [7]",
+                                    "assert {liar(): 1} == {7: 1}"])
+def test_a_subclass_of_a_builtin_that_lies_about_equality_is_judged_on_its_value(sandbox_pool, script):
+    assert judged(sandbox_pool, VALUES, script).status == "fail"

@@ -47,7 +47,7 @@ STDLIB_MODULES = ("builtins", "sys", "os", "posix", "json", "json.decoder", "jso
                   "cmath", "re", "select", "signal", "struct", "time", "decimal", "fractions", "warnings",
                   "collections", "collections.abc", "functools", "itertools", "operator", "random", "_thread",
                   "contextlib", "ctypes", "fcntl", "gc", "io", "linecache", "socket", "threading", "traceback", "types",
-                  "importlib", "importlib.util", "sysconfig")
+                  "importlib", "importlib.util", "sysconfig", "array", "datetime")
 # Imported by the judge only when needed (the wire decoder rebuilds a program's numpy array with numpy): watched when
 # the snapshot finds it loaded; one that a run loads afterwards could have been changed before anyone looked, so a
 # judge that sees it appear is replaced (a test script using numpy gets a fresh judge for each run).

@@ -96,8 +96,9 @@ class Channel:
         if type(reply) is not tuple or not reply or type(reply[0]) is not str:
             self.kill("sent a reply that is not a message")
             raise CandidateLost(self.lost)
-        # A handle is a one-key object {"h": n}; "h" spelt with an escape arrives as a bare Handle, useless to a test.
-        return _proxied(self, reply, 0) if b'"h"' in frame else reply
+        # A handle is a one-key object {"h": n} or {"p": [n, ...]}; spelt with an escape, it arrives bare, useless to
+        # a test.
+        return _proxied(self, reply, 0) if b'"h"' in frame or b'"p"' in frame else reply
 
     def _encoded(self) -> tuple[bytes, Any]:
         """The value frame after the program's call returned, read and decoded on the encoding allowance: the time
@@ -249,10 +250,44 @@ class RemoteIterator:
 
 
 def _handle_of(value: Any) -> wire.Handle:
-    """How a test's argument that has no plain form is sent: a proxy as its handle; anything else cannot be."""
+    """How a test's argument that has no plain form is sent: a proxy (or a value of a program's subclass of a
+    builtin, `_derived`) as its handle; anything else cannot be."""
     if type(value) is RemoteObject:
         return wire.Handle(object.__getattribute__(value, "_sc")[1])
+    if getattr(type(value), "_sc_derived", False):
+        return wire.Handle(object.__getattribute__(value, "__dict__")["_sc_handle"])
     raise wire.WireError(f"a {type(value).__name__} is not a plain builtin value")
+
+
+def _derived(channel: Channel, value: wire.Derived) -> Any:
+    """A program's subclass of a builtin (its namedtuple, IntEnum, list subclass) as a judge-side subclass of that
+    builtin, named as the program's class and holding the plain value: equality, hashing, indexing and the base
+    type's methods are the judge's own on that value; any other attribute (a namedtuple's fields, an enum's
+    `name`) is read from the program's object through its proxy."""
+    base = type(value.value)
+    if base not in _DERIVABLE:
+        return value.value
+    made = channel.classes.setdefault(("derived", value.name, base), _derived_class(value.name, base))
+    instance = made(value.value)
+    instance.__dict__.update(_sc_handle=value.handle.id, _sc_proxy=channel.proxy(value.handle))
+    return instance
+
+
+_DERIVABLE = (int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
+
+
+def _derived_class(name: str, base: type) -> type:
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_sc_") or attribute in MEMORY_ATTRIBUTES:
+            raise AttributeError(attribute)
+        return getattr(object.__getattribute__(self, "__dict__")["_sc_proxy"], attribute)
+
+    def __repr__(self) -> str:
+        return repr(object.__getattribute__(self, "__dict__")["_sc_proxy"])
+
+    name = name if name.isidentifier() else "ProgramValue"
+    return type(name, (base,), {"__getattr__": __getattr__, "__repr__": __repr__, "__module__": "solution",
+                                "_sc_derived": True})
 
 
 def _incoming(channel: Channel, reply: tuple, args: tuple, kwargs: dict) -> Any:
@@ -276,12 +311,14 @@ def _proxied(channel: Channel, value: Any, depth: int) -> Any:
     kind = type(value)
     if kind is wire.Handle:
         return channel.proxy(value)
+    if kind is wire.Derived:
+        return _derived(channel, value)
     if kind not in _PROXY_HOLDERS or depth > wire.MAX_DEPTH:
         return value
     if kind is dict:
         return {_proxied(channel, k, depth + 1): _proxied(channel, v, depth + 1) for k, v in value.items()}
     items = list(value)
-    if not set(map(type, items)) & {wire.Handle, *_PROXY_HOLDERS}:
+    if not set(map(type, items)) & {wire.Handle, wire.Derived, *_PROXY_HOLDERS}:
         return value if kind in (list, tuple, set, frozenset) else _rebuilt_like(kind, items)
     return _rebuilt_like(kind, [_proxied(channel, x, depth + 1) for x in items])
 

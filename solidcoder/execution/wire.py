@@ -1,17 +1,25 @@
 """The plain-data wire format between a candidate's process and the judge's: values, never code or objects.
 
-Only builtin values cross: None, bool, int, float, complex, str, bytes, list, tuple, dict, set and frozenset of
-those, a range, a slice, a dict's keys, values or items view, and an iterator's items, nested at most MAX_DEPTH
-deep, at most MAX_MESSAGE bytes encoded. A value of another type is sent as the builtin value it equals, as plain
-Python compares it (`plain`): a subclass of a builtin (Counter, defaultdict, OrderedDict, a namedtuple, an IntEnum)
-as its base type's value, a numpy scalar as its `item()`, a numpy array of numbers or booleans as its dtype, shape
-and items (rebuilt on the other side by `numpy.array` from those numbers, never from a buffer or an address), a
-generator, `map` or other iterator as its items (at most MAX_ITEMS), which the judge gets back as a fresh iterator
-over them. `Handle(n)` names an object that stays in the
-candidate's process (an instance of one of its classes): `encode(value, keep)` sends a value that has no plain form
-as the Handle `keep` gives it, anywhere inside a value. The *decoder* defines what a value is: the candidate encodes
-with code it can tamper with, so the judge decodes every reply as hostile bytes and gets either a plain value or
-`WireError`, never anything else. Frames are a 4-byte length and the value.
+Only plain values cross: None, bool, int, float, complex, str, bytes, list, tuple, dict, set and frozenset of those,
+a range, a slice, a dict's keys, values or items view, and an iterator's items, nested at most MAX_DEPTH deep, at
+most MAX_MESSAGE bytes encoded. A value of another type is sent as what plain Python compares it as (`plain`):
+
+* a stdlib value (Fraction, Decimal, the datetime types, bytearray, deque, array, Counter, OrderedDict, defaultdict
+  with a builtin factory, UserList, UserDict, UserString) as its parts, rebuilt by its own constructor on the other
+  side (`STDLIB`);
+* a subclass of a builtin that the program defined (its namedtuple, IntEnum) as `Derived`: its handle with its base
+  type's value, when the sender can keep a handle, else as that base value; the standard library's other
+  subclasses of builtins as their base value;
+* a numpy scalar as its `item()`, a numpy array of numbers or booleans as its dtype, shape and items (rebuilt by
+  `numpy.array` from those numbers, never from a buffer or an address);
+* a generator, `map` or other iterator as its items (at most MAX_ITEMS), which the judge gets back as a fresh
+  iterator over them.
+
+`Handle(n)` names an object that stays in the candidate's process (an instance of one of its classes):
+`encode(value, keep)` sends a value that has no plain form as the Handle `keep` gives it, anywhere inside a value.
+The *decoder* defines what a value is: the candidate encodes with code it can tamper with, so the judge decodes
+every reply as hostile bytes and gets either a plain value or `WireError`, never anything else. Frames are a 4-byte
+length and the value.
 
 A value is ASCII JSON, parsed by the interpreter's C parser, so lists of numbers and strings cost C time, not a
 Python call per item: null, true, false, strings, floats, ints of up to 63 bits and lists are themselves; every
@@ -19,12 +27,18 @@ other value is a one-key object naming its type: {"t": [items]} tuple, {"S": [..
 frozenset, {"d": [k1, v1, k2, v2, ...]} dict, {"b": "hex"} bytes, {"c": [re, im]} complex, {"I": "hex"} a larger
 int, {"h": n} a handle, {"r": [start, stop, step]} a range, {"K": d}, {"V": d}, {"T": d} the keys, values and items
 of the dict d, {"g": [items]} an iterator, {"s": [start, stop, step]} a slice (an index, as `obj[1:3]` sends it),
-{"A": [dtype, shape, items]} a numpy array, {"L": [[...], ...]} a list of tuples of scalars (sent at C speed).
+{"A": [dtype, shape, items]} a numpy array, {"L": [[...], ...]} a list of tuples of scalars (sent at C speed),
+{"o": [name, parts]} a stdlib value, {"p": [n, class name, value]} a `Derived`.
 """
 
 from __future__ import annotations
 
+import array
+import collections
 import contextlib
+import datetime
+import decimal
+import fractions
 import gc
 import itertools
 import json
@@ -33,6 +47,7 @@ import os
 import re
 import select
 import struct
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -123,6 +138,10 @@ def _tree(value: Any, depth: int, keep: Keep | None = None) -> Any:
         return {"g": [_tree(item, depth + 1, keep) for item in value]}
     if kind is _Array:
         return {"A": [value[0], value[1], _tree(value[2], depth + 1, keep)]}
+    if kind is _Object:
+        return {"o": [value[0], _tree(STDLIB[value[0]][1](value[1]), depth + 1, keep)]}
+    if kind is Derived:
+        return {"p": [value.handle.id, value.name, _tree(value.value, depth + 1, keep)]}
     if kind in _SCALARS:
         return value
     if kind is int:
@@ -155,7 +174,7 @@ def _tree_other(value: Any, kind: type, depth: int, keep: Keep | None) -> Any:
     if kind in _VIEWS:
         return {_VIEWS[kind]: _tree(_owner(value), depth + 1, keep)}
     try:
-        converted = plain(value)
+        converted = plain(value, keep)
     except WireError:
         if keep is None:
             raise
@@ -171,11 +190,15 @@ def _owner(view: Any) -> dict:
     return dict(enumerate(view)) if kind == "V" else dict(view)
 
 
-def plain(value: Any) -> Any:
-    """The builtin value that `value` equals as plain Python compares it; WireError when there is none."""
+def plain(value: Any, keep: Keep | None = None) -> Any:
+    """The builtin value that `value` equals as plain Python compares it, a stdlib value as its parts (`STDLIB`), a
+    subclass of a builtin that the program defined as its base value with a Handle (`Derived`, when `keep` gives
+    one); WireError when there is none."""
+    if type(value) in STDLIB_TYPES:
+        return _Object((STDLIB_TYPES[type(value)], value))
     for base in (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset):
         if isinstance(value, base):
-            return value if type(value) is base else _base_value(value, base)
+            return value if type(value) is base else _derived_or_base(value, base, keep)
     if type(value).__module__ == "numpy" and getattr(value, "shape", None) == () and hasattr(value, "item"):
         return value.item()  # a numpy scalar (np.int64, np.float64, np.bool_)
     if _is_array(value):
@@ -192,6 +215,21 @@ _SCALAR_COPY = {int: int.__int__, float: float.__float__, complex: complex.__com
                 bytes: bytes.__bytes__}
 
 
+def _derived_or_base(value: Any, base: type, keep: Keep | None) -> Any:
+    """A subclass instance as `Derived` (its handle, class name and base value) when its class is not the
+    standard library's (the program's namedtuple, IntEnum, list subclass) and `keep` gives it a handle; else its
+    base type's value."""
+    kind = type(value)
+    module = getattr(kind, "__module__", "")
+    if keep is None or base is bool or not isinstance(module, str) or module.split(".")[0] in _STDLIB_NAMES:
+        return _base_value(value, base)
+    try:
+        handle = keep(value)
+    except WireError:
+        return _base_value(value, base)
+    return Derived(handle, str(getattr(kind, "__name__", "")), _base_value(value, base))
+
+
 def _base_value(value: Any, base: type) -> Any:
     """A subclass instance as its base type's value, read through the base type's own slots."""
     if base is dict:
@@ -201,6 +239,91 @@ def _base_value(value: Any, base: type) -> Any:
 
 class _Items(list):
     """An iterator's items, as the encoder sends them."""
+
+
+class _Object(tuple):
+    """A stdlib value as the encoder sends it: (its `STDLIB` name, the value)."""
+
+
+class Derived:
+    """A program's subclass of a builtin: the handle of its object, its class name and its base type's value. The
+    judge rebuilds it as a subclass of that builtin holding the value, whose other attributes the program's object
+    answers (`proxies._derived`); equality is the base value's, decided in the judge."""
+
+    __slots__ = ("handle", "name", "value")
+
+    def __init__(self, handle: Handle, name: str, value: Any) -> None:
+        self.handle, self.name, self.value = handle, name, value
+
+
+def _parts(*names: str) -> Callable[[Any], list]:
+    return lambda value: [getattr(value, name) for name in names]
+
+
+def _naive(value: Any) -> bool:
+    return getattr(value, "tzinfo", None) is None
+
+
+_FACTORIES = {kind.__name__: kind for kind in (int, float, complex, str, bytes, list, tuple, dict, set, frozenset,
+                                                bool)}
+# name: (type, its plain parts, the type rebuilt from parts by its own constructor). Sent as {"o": [name, parts]};
+# the receiver checks the parts' types through the constructor (anything else is a malformed value).
+STDLIB: dict[str, tuple[type, Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "Fraction": (fractions.Fraction, _parts("numerator", "denominator"),
+                 lambda p: fractions.Fraction(*_ints(p, 2))),
+    "Decimal": (decimal.Decimal, str, lambda p: decimal.Decimal(_text(p))),
+    "date": (datetime.date, _parts("year", "month", "day"), lambda p: datetime.date(*_ints(p, 3))),
+    "datetime": (datetime.datetime, _parts("year", "month", "day", "hour", "minute", "second", "microsecond", "fold"),
+                 lambda p: datetime.datetime(*_ints(p, 7, 1))),
+    "time": (datetime.time, _parts("hour", "minute", "second", "microsecond", "fold"),
+             lambda p: datetime.time(*_ints(p, 4, 1))),
+    "timedelta": (datetime.timedelta, _parts("days", "seconds", "microseconds"),
+                  lambda p: datetime.timedelta(*_ints(p, 3))),
+    "bytearray": (bytearray, bytes, lambda p: bytearray(_typed(p, bytes))),
+    "deque": (collections.deque, lambda v: [list(v), v.maxlen],
+              lambda p: collections.deque(_typed(p[0], list), _typed(p[1], int, type(None))) if _pair(p) else _bad()),
+    "array": (array.array, lambda v: [v.typecode, v.tolist()],
+              lambda p: array.array(_text(p[0]), _typed(p[1], list)) if _pair(p) and p[0] in _TYPECODES else _bad()),
+    "Counter": (collections.Counter, dict, lambda p: collections.Counter(_typed(p, dict))),
+    "OrderedDict": (collections.OrderedDict, dict, lambda p: collections.OrderedDict(_typed(p, dict))),
+    "defaultdict": (collections.defaultdict, lambda v: [getattr(v.default_factory, "__name__", None)
+                                                       if v.default_factory in _FACTORIES.values() else None, dict(v)],
+                    lambda p: collections.defaultdict(_FACTORIES.get(p[0]), _typed(p[1], dict)) if _pair(p)
+                    else _bad()),
+    "UserList": (collections.UserList, lambda v: list(v.data), lambda p: collections.UserList(_typed(p, list))),
+    "UserDict": (collections.UserDict, lambda v: dict(v.data), lambda p: collections.UserDict(_typed(p, dict))),
+    "UserString": (collections.UserString, lambda v: str(v.data), lambda p: collections.UserString(_text(p))),
+}
+STDLIB_TYPES = {kind: name for name, (kind, _, _) in STDLIB.items()}
+_TYPECODES = frozenset("bBuhHiIlLqQfd")
+_STDLIB_NAMES = sys.stdlib_module_names | {"builtins"}
+
+
+def _bad() -> Any:
+    raise WireError("a malformed stdlib value")
+
+
+def _typed(value: Any, *kinds: type) -> Any:
+    return value if type(value) in kinds else _bad()
+
+
+def _text(value: Any) -> str:
+    return value if type(value) is str and len(value) <= 10_000 else _bad()
+
+
+def _pair(value: Any) -> bool:
+    return type(value) is list and len(value) == 2
+
+
+def _ints(value: Any, count: int, extra: int = 0) -> list[int]:
+    """The first `count` of `value`'s `count + extra` ints (the extra one: the datetime types' `fold`, not kept)."""
+    if type(value) is not list or len(value) != count + extra or not all(type(x) is int for x in value):
+        _bad()
+    return value[:count]
+
+
+def _stdlib_value(name: str, parts: Any) -> Any:
+    return STDLIB[name][2](parts)
 
 
 class _Array(tuple):
@@ -224,7 +347,8 @@ def decode(data: bytes) -> Any:
             return _value(_loads(data.decode("ascii")), 0)
     except WireError:
         raise
-    except (ValueError, TypeError, RecursionError, MemoryError) as exc:  # bad JSON, unhashable items, huge ints
+    except (ValueError, TypeError, ArithmeticError, RecursionError, MemoryError) as exc:  # bad JSON, unhashable
+        # items, huge ints, a stdlib value its constructor refuses (a date out of range, an invalid Decimal)
         raise WireError(f"malformed value: {type(exc).__name__}") from None
 
 
@@ -282,6 +406,11 @@ def _rebuilt(tag: str, payload: Any, depth: int) -> Any:
         return slice(*(_value(item, depth + 1) for item in payload))
     if tag == "g" and type(payload) is list:
         return iter([_value(item, depth + 1) for item in payload])
+    if tag == "o" and type(payload) is list and len(payload) == 2 and payload[0] in STDLIB:
+        return _stdlib_value(payload[0], _value(payload[1], depth + 1))
+    if tag == "p" and type(payload) is list and len(payload) == 3 and type(payload[0]) is int and payload[0] >= 0 \
+            and type(payload[1]) is str:
+        return Derived(Handle(payload[0]), payload[1][:100], _value(payload[2], depth + 1))
     if tag == "A" and type(payload) is list and len(payload) == 3:
         return _array(*payload[:2], _value(payload[2], depth + 1))
     if tag in ("K", "V", "T") and type(payload) is dict:
