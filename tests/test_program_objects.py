@@ -256,3 +256,37 @@ def test_values_cross_as_what_they_are(sandbox_pool, script):
                                     "assert {liar(): 1} == {7: 1}"])
 def test_a_subclass_of_a_builtin_that_lies_about_equality_is_judged_on_its_value(sandbox_pool, script):
     assert judged(sandbox_pool, VALUES, script).status == "fail"
+
+
+CLASSES = """
+class Account:
+    LIMIT = 100
+    def __init__(self, balance):
+        self.balance = balance
+    @staticmethod
+    def fee(amount):
+        return amount // 10
+    @classmethod
+    def empty(cls):
+        return cls(0)
+def f(x):
+    return x
+def kind(x):
+    return int if isinstance(x, int) else len
+def grow(xs):
+    xs.append(1)
+    return xs
+"""
+
+
+@pytest.mark.parametrize("script", [
+    "a = Account(5)\nassert isinstance(a, Account) and not isinstance(5, Account) and a.balance == 5",
+    "assert Account.LIMIT == 100 and Account.fee(50) == 5 and Account.empty().balance == 0",
+    "assert isinstance(Account.empty(), Account) and not isinstance(object(), Account)",
+    "assert kind(1) is int and kind('a') is len and f(ValueError) is ValueError",
+    "xs = [0]\nassert grow(xs) is xs and xs == [0, 1]",
+    "xs = [0]\nys = f(xs)\nys.append(2)\nassert xs == [0, 2]",
+])
+def test_classes_builtins_and_the_tests_own_objects_keep_what_they_are(sandbox_pool, script):
+    found = judged(sandbox_pool, CLASSES, script)
+    assert found.passed, found.detail

@@ -66,7 +66,7 @@ class Text(str):
     pass
 
 
-@pytest.mark.parametrize("value", [object(), print, (1, [2, {3: object()}]), itertools.count()], ids=repr)
+@pytest.mark.parametrize("value", [object(), math.sqrt, (1, [2, {3: object()}]), itertools.count()], ids=repr)
 def test_anything_that_equals_no_builtin_value_is_refused_when_sent(value):
     with pytest.raises(wire.WireError):
         wire.encode(value)
@@ -275,3 +275,14 @@ def test_a_subclass_of_a_builtin_the_program_defined_keeps_a_handle_when_the_sen
     assert [(type(x).__name__, getattr(x, "name", None)) for x in arrived] == [
         ("Derived", "Point"), ("Derived", "Number"), ("Derived", "Text"), ("Counter", None)]
     assert [x.value for x in arrived[:3]] == [(1, 2), 1, "t"] and arrived[0].handle.id == 5
+
+
+def test_a_builtin_type_or_function_arrives_as_the_receivers_own():
+    assert all(a is b for a, b in zip(wire.decode(wire.encode([int, len, ValueError, print])), [int, len, ValueError,
+                                                                                                  print], strict=True))
+
+
+@pytest.mark.parametrize("name", ["__import__x", "os", "Ellipsis", "True", "__build_class__x", 7])
+def test_a_builtin_name_that_is_no_builtin_type_or_function_is_a_wire_error(name):
+    with pytest.raises(wire.WireError):
+        wire.decode(json.dumps({"B": name}).encode())

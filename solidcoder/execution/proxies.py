@@ -144,6 +144,21 @@ class Remote:
         reply = self._channel.ask(("call", self._path, list(args), kwargs))
         return _incoming(self._channel, reply, args, kwargs)
 
+    def __getattr__(self, name: str):
+        """A class constant, a static or class method, a function's attribute: read from the program's object."""
+        if name in MEMORY_ATTRIBUTES or name.startswith("_sc"):
+            raise AttributeError(name)
+        target = _incoming(self._channel, self._channel.ask(("ref", self._path)), (), {})
+        return getattr(target, name)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        """`isinstance(value, Cls)` for a class of the program's, answered by the program for its own object (or
+        for a plain value the test holds)."""
+        try:
+            return bool(_incoming(self._channel, self._channel.ask(("isinstance", self._path, obj)), (), {}))
+        except wire.WireError:  # an object of the test's own, which cannot be sent: not an instance of the program's
+            return False
+
     def __repr__(self) -> str:
         return f"<program's {self._label}>"
 
@@ -295,11 +310,18 @@ def _incoming(channel: Channel, reply: tuple, args: tuple, kwargs: dict) -> Any:
     if kind == "value" and len(reply) == 3:
         apply_mutations(args, kwargs, reply[2])
         return reply[1]
+    if kind == "value" and len(reply) == 4 and _given(reply[3], args, kwargs):  # the program returned an argument
+        apply_mutations(args, kwargs, reply[2])
+        return args[reply[3]] if type(reply[3]) is int else kwargs[reply[3]]
     if kind == "raised" and len(reply) in (4, 5):
         detail = reply[4] if len(reply) == 5 else None
         raise _program_raised(str(reply[1])[:100], str(reply[2])[:500], str(reply[3])[:300], detail, channel)
     channel.kill("sent a reply that is not a message")
     raise CandidateLost(channel.lost)
+
+
+def _given(key: Any, args: tuple, kwargs: dict) -> bool:
+    return type(key) is int and 0 <= key < len(args) or type(key) is str and key in kwargs
 
 
 _PROXY_HOLDERS = (list, tuple, set, frozenset, dict, type(iter([])), *map(type, ({}.keys(), {}.values(), {}.items())))

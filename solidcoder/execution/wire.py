@@ -28,12 +28,14 @@ frozenset, {"d": [k1, v1, k2, v2, ...]} dict, {"b": "hex"} bytes, {"c": [re, im]
 int, {"h": n} a handle, {"r": [start, stop, step]} a range, {"K": d}, {"V": d}, {"T": d} the keys, values and items
 of the dict d, {"g": [items]} an iterator, {"s": [start, stop, step]} a slice (an index, as `obj[1:3]` sends it),
 {"A": [dtype, shape, items]} a numpy array, {"L": [[...], ...]} a list of tuples of scalars (sent at C speed),
-{"o": [name, parts]} a stdlib value, {"p": [n, class name, value]} a `Derived`.
+{"o": [name, parts]} a stdlib value, {"p": [n, class name, value]} a `Derived`, {"B": name} a builtin type or
+function (the receiver's own).
 """
 
 from __future__ import annotations
 
 import array
+import builtins
 import collections
 import contextlib
 import datetime
@@ -49,6 +51,7 @@ import select
 import struct
 import sys
 import time
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -173,6 +176,8 @@ def _tree_other(value: Any, kind: type, depth: int, keep: Keep | None) -> Any:
         return {"s": [_tree(x, depth + 1, keep) for x in (value.start, value.stop, value.step)]}
     if kind in _VIEWS:
         return {_VIEWS[kind]: _tree(_owner(value), depth + 1, keep)}
+    if _builtin_name(value) is not None:
+        return {"B": _builtin_name(value)}
     try:
         converted = plain(value, keep)
     except WireError:
@@ -180,6 +185,15 @@ def _tree_other(value: Any, kind: type, depth: int, keep: Keep | None) -> Any:
             raise
         return {"h": keep(value).id}
     return _tree(converted, depth, keep)
+
+
+def _builtin_name(value: Any) -> str | None:
+    """The name of a builtin type or function (`int`, `len`, `ValueError`) that `value` is, so that it arrives as
+    the receiver's own object of that name (`f() is int` holds as in plain Python); else None."""
+    if type(value) not in (type, types.BuiltinFunctionType):
+        return None
+    name = getattr(value, "__name__", None)
+    return name if type(name) is str and getattr(builtins, name, None) is value else None
 
 
 def _owner(view: Any) -> dict:
@@ -406,6 +420,8 @@ def _rebuilt(tag: str, payload: Any, depth: int) -> Any:
         return slice(*(_value(item, depth + 1) for item in payload))
     if tag == "g" and type(payload) is list:
         return iter([_value(item, depth + 1) for item in payload])
+    if tag == "B" and type(payload) is str and _builtin_name(getattr(builtins, payload, None)) == payload:
+        return getattr(builtins, payload)
     if tag == "o" and type(payload) is list and len(payload) == 2 and payload[0] in STDLIB:
         return _stdlib_value(payload[0], _value(payload[1], depth + 1))
     if tag == "p" and type(payload) is list and len(payload) == 3 and type(payload[0]) is int and payload[0] >= 0 \
