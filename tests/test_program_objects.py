@@ -290,3 +290,39 @@ def grow(xs):
 def test_classes_builtins_and_the_tests_own_objects_keep_what_they_are(sandbox_pool, script):
     found = judged(sandbox_pool, CLASSES, script)
     assert found.passed, found.detail
+
+
+GENERATORS = """
+import itertools
+def naturals():
+    n = 0
+    while True:
+        yield n
+        n += 1
+def echo():
+    received = yield "ready"
+    while True:
+        received = yield received * 2
+def squares(n):
+    return (i * i for i in range(n))
+def broken():
+    yield 1
+    yield 2
+    raise ValueError("after two")
+def f(x):
+    return map(str, x)
+"""
+
+
+@pytest.mark.parametrize("script", [
+    "import itertools\nassert list(itertools.islice(naturals(), 5)) == [0, 1, 2, 3, 4]",
+    "g = naturals()\nassert next(g) == 0 and next(g) == 1",
+    "g = echo()\nassert next(g) == 'ready' and g.send(3) == 6 and g.send(5) == 10\ng.close()",
+    "assert sum(squares(10**5)) == sum(i * i for i in range(10**5))",
+    "got = []\ntry:\n    for x in broken():\n        got.append(x)\nexcept ValueError as e:\n    assert got == [1, 2] "
+    "and str(e) == 'after two'\nelse:\n    raise AssertionError",
+    "assert list(f([1, 2])) == ['1', '2'] and f([1]) != ['1']",
+])
+def test_a_programs_generator_is_drawn_lazily_where_it_lives(sandbox_pool, script):
+    found = judged(sandbox_pool, GENERATORS, script)
+    assert found.passed, found.detail

@@ -145,6 +145,7 @@ class ProgramServer:
     def __init__(self, ns: dict, code: str = "") -> None:
         self.ns, self.objects, self.sources = ns, {}, {"solution.py": code}
         self.numbers: dict[int, int] = {}  # id() of a kept object -> its handle number (kept objects stay alive)
+        self.pending: dict[int, BaseException] = {}  # id() of an iterator -> what it raised after a batch's items
 
     def reply_to(self, request: Any) -> tuple:
         op = request[0]
@@ -165,8 +166,31 @@ class ProgramServer:
         raise ValueError(f"unknown request {op!r}")
 
     def _protocol(self, obj: Any, name: str, args: list) -> tuple:
+        pending = self.pending.pop(id(obj), None)
+        if pending is not None:
+            raise pending
+        if name == "take":
+            return ("value", self._take(obj, args[0] if args and type(args[0]) is int else 1), ())
         value = PROTOCOLS[name](obj, *[self._unhandle(a) for a in args])
-        return ("value", self.keep(value) if name == "iter" else value, ())  # iter: lazy, one `next` at a time
+        if name == "iter":  # lazy: the judge draws it in batches (`proxies.RemoteGenerator`)
+            return ("value", wire.IteratorHandle(self.keep(value).id), ())
+        return ("value", value, ())
+
+    def _take(self, iterator: Any, count: int) -> tuple[list, bool]:
+        """Up to `count` items of the iterator, and whether it ended. An exception after some items is kept for
+        the next request on that iterator, so the judge sees the items first, then the exception, as a loop would."""
+        items: list = []
+        for _ in range(max(1, min(count, TAKE_MAX))):
+            try:
+                items.append(next(iterator))
+            except StopIteration:
+                return items, True
+            except BaseException as exc:  # noqa: BLE001 - the program's own exception, delivered in its turn
+                if not items:
+                    raise
+                self.pending[id(iterator)] = exc
+                break
+        return items, False
 
     def keep(self, value: Any) -> wire.Handle:
         """The handle of `value`, the same one each time it is sent."""
@@ -215,7 +239,8 @@ _HOLDERS = (list, tuple, set, frozenset)
 _HOLDS_HANDLES = {wire.Handle, wire.Derived, *_HOLDERS, dict}  # item types that may hold a Handle
 # What a `getattr` answers as "callable" (the judge calls it by name); any other value is sent, an object as a Handle.
 _ROUTINES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.MethodWrapperType)
-PROTOCOLS = {"len": len, "iter": iter, "next": next, "bool": bool, "str": str, "repr": repr, "hash": hash,
+TAKE_MAX = 4096  # the most items one `take` draws from an iterator
+PROTOCOLS = {"take": None, "len": len, "iter": iter, "next": next, "bool": bool, "str": str, "repr": repr, "hash": hash,
              "contains": operator.contains, "getitem": operator.getitem, "setitem": operator.setitem,
              "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
              "ge": operator.ge}

@@ -2,11 +2,11 @@
 
 Used by the judge process (`referee.py`) only. A test reaches the program through `Remote` (a function, class or
 method of the program) and `RemoteObject` (an object of the program's that has no plain value: attribute reads,
-method calls and the protocols `len`, `iter`/`next`, `bool`, `str`/`repr`, `in`, indexing and `hash`), over one
-`Channel` (two pipes; every reply decoded as hostile bytes by `wire.py`). Every result a test receives is plain data
-or another proxy. The program's exceptions arrive as their stdlib class, or a judge-side class of their name under
-their stdlib bases, with their args, never as `StopIteration` (which would end a test's own loop early), and
-in-place changes the program made to its arguments are applied to the test's own objects.
+method calls and the protocols `len`, `iter`/`next` (`RemoteGenerator`), `bool`, `str`/`repr`, `in`, indexing and
+`hash`), over one `Channel` (two pipes; every reply decoded as hostile bytes by `wire.py`). Every result a test
+receives is plain data or another proxy. The program's exceptions arrive as their stdlib class, or a judge-side
+class of their name under their stdlib bases, with their args, never as `StopIteration` (which would end a test's
+own loop early), and in-place changes the program made to its arguments are applied to the test's own objects.
 """
 
 from __future__ import annotations
@@ -96,9 +96,9 @@ class Channel:
         if type(reply) is not tuple or not reply or type(reply[0]) is not str:
             self.kill("sent a reply that is not a message")
             raise CandidateLost(self.lost)
-        # A handle is a one-key object {"h": n} or {"p": [n, ...]}; spelt with an escape, it arrives bare, useless to
-        # a test.
-        return _proxied(self, reply, 0) if b'"h"' in frame or b'"p"' in frame else reply
+        # A handle is a one-key object {"h": n}, {"G": n} or {"p": [n, ...]}; spelt with an escape, it arrives bare,
+        # useless to a test.
+        return _proxied(self, reply, 0) if any(tag in frame for tag in (b'"h"', b'"G"', b'"p"')) else reply
 
     def _encoded(self) -> tuple[bytes, Any]:
         """The value frame after the program's call returned, read and decoded on the encoding allowance: the time
@@ -129,7 +129,8 @@ class Channel:
     def proxy(self, handle: wire.Handle) -> RemoteObject:
         found = self.proxies.get(handle.id)
         if found is None:
-            found = self.proxies[handle.id] = RemoteObject(self, handle.id)
+            kind = RemoteGenerator if type(handle) is wire.IteratorHandle else RemoteObject
+            found = self.proxies[handle.id] = kind(self, handle.id)
         return found
 
 
@@ -204,7 +205,10 @@ class RemoteObject:
         return self._ask("len")
 
     def __iter__(self):
-        return RemoteIterator(self._ask("iter"))
+        source = self._ask("iter")
+        if type(source) is not RemoteGenerator:
+            raise ProgramError("the program's iter() sent no iterator")
+        return source
 
     def __bool__(self) -> bool:
         return self._ask("bool")
@@ -246,22 +250,45 @@ class RemoteObject:
         return self._ask("ge", other) if self._mine(other) else NotImplemented
 
 
-class RemoteIterator:
-    """What `iter()` of a program's object gave, in the program's process: each `next` asks it there, so an endless
-    iterator costs only what the test takes. Only here does the program's StopIteration end the test's loop."""
+class RemoteGenerator(RemoteObject):
+    """A generator or other iterator of the program's, drawn where it lives: `next`, `send`, `close`, `throw` and
+    `itertools.islice` reach it there, so an endless one costs only what the test takes. After `STREAK` `next`s in
+    a row it is drawn in batches (doubling up to `harness.TAKE_MAX` items a request), so draining a long one costs
+    a few requests, not one per item; the program then runs ahead of the test by at most one batch, which only a
+    test that watches the generator's side effects between items could tell (any attribute read, such as `send`,
+    ends the streak)."""
 
-    def __init__(self, source: RemoteObject) -> None:
-        self._source = source
+    STREAK = 8
+
+    def __init__(self, channel: Channel, handle: int) -> None:
+        super().__init__(channel, handle)
+        object.__setattr__(self, "_sc_items", [])  # drawn and not yet taken, last first
+        object.__setattr__(self, "_sc_state", [False, 0])  # whether it ended; `next`s in a row
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        channel, handle = object.__getattribute__(self._source, "_sc")
-        reply = channel.ask(("op", handle, "next", []))
-        if reply[0] == "raised" and reply[1:2] == ("StopIteration",):
-            raise StopIteration
-        return _incoming(channel, reply, (), {})
+        items, state = object.__getattribute__(self, "_sc_items"), object.__getattribute__(self, "_sc_state")
+        if not items and not state[0]:
+            state[1] += 1
+            count = 1 if state[1] <= self.STREAK else min(1 << (state[1] - self.STREAK), 4096)
+            drawn, ended = _batch(self._ask("take", count))
+            items.extend(reversed(drawn))
+            state[0] = ended
+        if items:
+            return items.pop()
+        raise StopIteration
+
+    def __getattr__(self, name: str):
+        object.__getattribute__(self, "_sc_state")[1] = 0
+        return super().__getattr__(name)
+
+
+def _batch(value: Any) -> tuple[list, bool]:
+    if type(value) is tuple and len(value) == 2 and type(value[0]) is list and type(value[1]) is bool:
+        return value
+    raise ProgramError("the program's iterator sent a malformed batch")
 
 
 def _handle_of(value: Any) -> wire.Handle:
@@ -331,7 +358,7 @@ def _proxied(channel: Channel, value: Any, depth: int) -> Any:
     """A decoded value with each Handle in it replaced by the proxy of that object (the same proxy for the same
     handle); a container without handles stays as it is."""
     kind = type(value)
-    if kind is wire.Handle:
+    if kind is wire.Handle or kind is wire.IteratorHandle:
         return channel.proxy(value)
     if kind is wire.Derived:
         return _derived(channel, value)
@@ -340,7 +367,7 @@ def _proxied(channel: Channel, value: Any, depth: int) -> Any:
     if kind is dict:
         return {_proxied(channel, k, depth + 1): _proxied(channel, v, depth + 1) for k, v in value.items()}
     items = list(value)
-    if not set(map(type, items)) & {wire.Handle, wire.Derived, *_PROXY_HOLDERS}:
+    if not set(map(type, items)) & {wire.Handle, wire.IteratorHandle, wire.Derived, *_PROXY_HOLDERS}:
         return value if kind in (list, tuple, set, frozenset) else _rebuilt_like(kind, items)
     return _rebuilt_like(kind, [_proxied(channel, x, depth + 1) for x in items])
 

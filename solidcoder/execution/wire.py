@@ -12,8 +12,9 @@ most MAX_MESSAGE bytes encoded. A value of another type is sent as what plain Py
   subclasses of builtins as their base value;
 * a numpy scalar as its `item()`, a numpy array of numbers or booleans as its dtype, shape and items (rebuilt by
   `numpy.array` from those numbers, never from a buffer or an address);
-* a generator, `map` or other iterator as its items (at most MAX_ITEMS), which the judge gets back as a fresh
-  iterator over them.
+* a generator, `map` or other iterator of the program's as an `IteratorHandle`, drawn lazily where it lives (an
+  endless one costs only what the test takes); one the judge sends (the test's) as its items (at most MAX_ITEMS),
+  which arrive as a fresh iterator over them.
 
 `Handle(n)` names an object that stays in the candidate's process (an instance of one of its classes):
 `encode(value, keep)` sends a value that has no plain form as the Handle `keep` gives it, anywhere inside a value.
@@ -28,8 +29,8 @@ frozenset, {"d": [k1, v1, k2, v2, ...]} dict, {"b": "hex"} bytes, {"c": [re, im]
 int, {"h": n} a handle, {"r": [start, stop, step]} a range, {"K": d}, {"V": d}, {"T": d} the keys, values and items
 of the dict d, {"g": [items]} an iterator, {"s": [start, stop, step]} a slice (an index, as `obj[1:3]` sends it),
 {"A": [dtype, shape, items]} a numpy array, {"L": [[...], ...]} a list of tuples of scalars (sent at C speed),
-{"o": [name, parts]} a stdlib value, {"p": [n, class name, value]} a `Derived`, {"B": name} a builtin type or
-function (the receiver's own).
+{"G": n} an iterator's handle, {"o": [name, parts]} a stdlib value, {"p": [n, class name, value]} a
+`Derived`, {"B": name} a builtin type or function (the receiver's own).
 """
 
 from __future__ import annotations
@@ -81,6 +82,15 @@ class Handle:
 
     def __repr__(self) -> str:
         return f"Handle({self.id})"
+
+
+class IteratorHandle(Handle):
+    """A Handle of an iterator or generator of the program's: the judge iterates it lazily, where it lives."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"IteratorHandle({self.id})"
 
 
 Keep = Callable[[Any], Handle]  # a value with no plain form -> the Handle it is sent as (WireError: none)
@@ -170,6 +180,8 @@ def _tree_other(value: Any, kind: type, depth: int, keep: Keep | None) -> Any:
         return {"c": [value.real, value.imag]}
     if kind is Handle:
         return {"h": value.id}
+    if kind is IteratorHandle:
+        return {"G": value.id}
     if kind is range:
         return {"r": [value.start, value.stop, value.step]}
     if kind is slice:
@@ -218,6 +230,9 @@ def plain(value: Any, keep: Keep | None = None) -> Any:
     if _is_array(value):
         return _Array((value.dtype.str, list(value.shape), value.ravel().tolist()))
     if isinstance(value, Iterator):
+        if keep is not None:  # the program's iterator stays where it is, drawn one batch at a time by the judge
+            with contextlib.suppress(WireError):
+                return IteratorHandle(keep(value).id)
         items = list(itertools.islice(value, MAX_ITEMS + 1))
         if len(items) > MAX_ITEMS:
             raise WireError(f"an iterator of more than {MAX_ITEMS} items")
@@ -406,8 +421,8 @@ def _tagged(tag: str, payload: Any, depth: int) -> Any:
         return bytes.fromhex(payload) if tag == "b" else _big_int(payload)
     if tag == "c" and type(payload) is list and len(payload) == 2 and {type(x) for x in payload} <= {float}:
         return complex(*payload)
-    if tag == "h" and type(payload) is int and payload >= 0:
-        return Handle(payload)
+    if tag in ("h", "G") and type(payload) is int and payload >= 0:
+        return Handle(payload) if tag == "h" else IteratorHandle(payload)
     return _rebuilt(tag, payload, depth)
 
 
