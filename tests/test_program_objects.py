@@ -326,3 +326,40 @@ def f(x):
 def test_a_programs_generator_is_drawn_lazily_where_it_lives(sandbox_pool, script):
     found = judged(sandbox_pool, GENERATORS, script)
     assert found.passed, found.detail
+
+
+CALLBACKS = """
+def apply(fn, xs):
+    return [fn(x) for x in xs]
+def compose(f, g):
+    return lambda x: f(g(x))
+def twice(fn):
+    def wrapper(x):
+        return fn(fn(x))
+    return wrapper
+def call(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+def double(x):
+    return 2 * x
+"""
+
+
+@pytest.mark.parametrize("script", [
+    "assert apply(lambda x: x + 1, [1, 2]) == [2, 3]",
+    "assert apply(len, ['ab', 'c']) == [2, 1] and apply(str.upper, ['a']) == ['A']",
+    "def mine(x):\n    return x * 10\nassert apply(mine, [1]) == [10]",
+    "assert apply(double, [4]) == [8]",  # the program's own function, passed back to it
+    "assert call(lambda *a, **k: (a, k), 1, b=2) == ((1,), {'b': 2})",
+    "seen = []\napply(seen.append, [1, 2])\nassert seen == [1, 2]",
+    "try:\n    call(lambda: 1 / 0)\nexcept ZeroDivisionError:\n    pass\nelse:\n    raise AssertionError",
+    "assert call(lambda: apply(lambda y: y * 3, [1])) == [3]",  # a callback that calls the program again
+])
+def test_a_tests_callable_reaches_the_program_and_runs_in_the_judge(sandbox_pool, script):
+    found = judged(sandbox_pool, CALLBACKS, script)
+    assert found.passed, found.detail
+
+
+def test_callbacks_that_recurse_between_the_test_and_the_program_end_not_hang(sandbox_pool):
+    script = "def bounce(n):\n    return call(bounce, n + 1)\nbounce(0)"
+    found = judged(sandbox_pool, CALLBACKS, script)
+    assert not found.passed and "Recursion" in found.detail

@@ -228,6 +228,8 @@ class ProgramServer:
             return self.objects[value.id]
         if kind is wire.Derived:  # the program's own object, sent back by the test
             return self.objects[value.handle.id]
+        if kind is wire.CallbackHandle:  # a callable of the test's: calling it asks the judge
+            return Callback(self, value.id)
         if kind in _HOLDERS:
             return value if not set(map(type, value)) & _HOLDS_HANDLES else kind(self._unhandle(x) for x in value)
         if kind is dict:
@@ -236,7 +238,7 @@ class ProgramServer:
 
 
 _HOLDERS = (list, tuple, set, frozenset)
-_HOLDS_HANDLES = {wire.Handle, wire.Derived, *_HOLDERS, dict}  # item types that may hold a Handle
+_HOLDS_HANDLES = {wire.Handle, wire.Derived, wire.CallbackHandle, *_HOLDERS, dict}  # item types that may hold one
 # What a `getattr` answers as "callable" (the judge calls it by name); any other value is sent, an object as a Handle.
 _ROUTINES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.MethodWrapperType)
 TAKE_MAX = 4096  # the most items one `take` draws from an iterator
@@ -285,6 +287,50 @@ def _send(message: tuple, keep: wire.Keep | None = None) -> None:
     except wire.WireError as exc:
         payload = wire.encode(("raised", "TypeError", f"the program's answer cannot be judged: {exc}", ""))
     wire.write_frame(CANDIDATE_OUT, payload)
+
+
+class Callback:
+    """A callable of the test's, in the program's hands: each call sends ("callback", n, args, kwargs) to the judge,
+    which runs the test's own callable there, and answers the judge's requests (a callback may call the program
+    again) until its result comes: ("returned", value) or ("failed", exception name, message). Nested at most
+    MAX_NESTING deep (a callback that recurses into the program and back ends in RecursionError)."""
+
+    depth = 0
+
+    def __init__(self, server: ProgramServer, number: int) -> None:
+        self._server, self._number = server, number
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if Callback.depth >= MAX_NESTING:
+            raise RecursionError("callbacks between the test and the program nested too deep")
+        Callback.depth += 1
+        try:
+            _send(("callback", self._number, list(args), kwargs), self._server.keep)
+            return self._outcome()
+        finally:
+            Callback.depth -= 1
+
+    def _outcome(self) -> Any:
+        while True:
+            message = wire.decode(wire.read_frame(CANDIDATE_IN))
+            if type(message) is tuple and message and message[0] in ("returned", "failed"):
+                return self._result(message)
+            reply = _answer(self._server, message)
+            wire.write_frame(CANDIDATE_OUT, wire.COMPUTED)
+            _send(reply, self._server.keep)
+
+    def _result(self, message: tuple) -> Any:
+        if message[0] == "returned" and len(message) == 2:
+            return self._server._unhandle(message[1])
+        error = getattr(builtins, str(message[1]) if len(message) > 1 else "", None)
+        error = error if isinstance(error, type) and issubclass(error, Exception) else RuntimeError
+        raise error(str(message[2]) if len(message) > 2 else "")
+
+    def __repr__(self) -> str:
+        return f"<the test's callable {self._number}>"
+
+
+MAX_NESTING = 50
 
 
 def run_serve(job: dict) -> None:

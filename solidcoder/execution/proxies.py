@@ -62,6 +62,8 @@ class Channel:
     def __init__(self) -> None:
         self.deadline = 0.0
         self.allowance = 0.0  # seconds left this test for encoding and decoding answers (`_encoded`)
+        self.callbacks: list = []  # the test's callables the program holds, by number (`keep`)
+        self.callback_numbers: dict[int, int] = {}
         self.lost: str | None = None
         self.timed_out = False
         self.lock = threading.RLock()
@@ -73,8 +75,12 @@ class Channel:
             if self.lost:
                 raise CandidateLost(self.lost)
             try:
-                wire.write_frame(REQUESTS, wire.encode(request, _handle_of))
-                return self.receive()
+                wire.write_frame(REQUESTS, wire.encode(request, self.keep))
+                reply = self.receive()
+                while type(reply) is tuple and reply[:1] == ("callback",):  # the program called a test's callable
+                    wire.write_frame(REQUESTS, self._called_back(reply))
+                    reply = self.receive()
+                return reply
             except (TimeoutError, TestTimeout):  # TimeoutError is an OSError: it must come first
                 self.kill("timed out")
                 self.timed_out = True
@@ -99,6 +105,35 @@ class Channel:
         # A handle is a one-key object {"h": n}, {"G": n} or {"p": [n, ...]}; spelt with an escape, it arrives bare,
         # useless to a test.
         return _proxied(self, reply, 0) if any(tag in frame for tag in (b'"h"', b'"G"', b'"p"')) else reply
+
+    def keep(self, value: Any) -> wire.Handle:
+        """How a test's value with no plain form is sent: a proxy (or a program's subclass of a builtin) as its
+        handle, the program's function or class as its object's handle, a callable of the test's as a
+        `CallbackHandle` the program can call; anything else cannot be sent."""
+        if type(value) is Remote:
+            return _handle_of(_incoming(self, self.ask(("ref", value._path)), (), {}))
+        if callable(value) and type(value) is not RemoteObject and not getattr(type(value), "_sc_derived", False):
+            number = self.callback_numbers.get(id(value))
+            if number is None or self.callbacks[number] is not value:  # kept alive here, so an id is never reused
+                number = self.callback_numbers[id(value)] = len(self.callbacks)
+                self.callbacks.append(value)
+            return wire.CallbackHandle(number)
+        return _handle_of(value)
+
+    def _called_back(self, message: tuple) -> bytes:
+        """Run the test's callable the program called, with the program's arguments; its result or its exception,
+        encoded. The test's deadline still runs."""
+        _, number, args, kwargs = message if len(message) == 4 else (None, -1, [], {})
+        if type(number) is not int or not 0 <= number < len(self.callbacks) or type(args) is not list \
+                or type(kwargs) is not dict:
+            self.kill("sent a malformed callback")
+            raise CandidateLost(self.lost)
+        try:
+            return wire.encode(("returned", self.callbacks[number](*args, **kwargs)), self.keep)
+        except (TestTimeout, CandidateLost):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the test's callable failed: the program sees its exception
+            return wire.encode(("failed", type(exc).__name__, str(exc)[:500]))
 
     def _encoded(self) -> tuple[bytes, Any]:
         """The value frame after the program's call returned, read and decoded on the encoding allowance: the time

@@ -29,8 +29,8 @@ frozenset, {"d": [k1, v1, k2, v2, ...]} dict, {"b": "hex"} bytes, {"c": [re, im]
 int, {"h": n} a handle, {"r": [start, stop, step]} a range, {"K": d}, {"V": d}, {"T": d} the keys, values and items
 of the dict d, {"g": [items]} an iterator, {"s": [start, stop, step]} a slice (an index, as `obj[1:3]` sends it),
 {"A": [dtype, shape, items]} a numpy array, {"L": [[...], ...]} a list of tuples of scalars (sent at C speed),
-{"G": n} an iterator's handle, {"o": [name, parts]} a stdlib value, {"p": [n, class name, value]} a
-`Derived`, {"B": name} a builtin type or function (the receiver's own).
+{"G": n} an iterator's handle, {"C": n} a test's callable, {"o": [name, parts]} a stdlib value, {"p": [n, class
+name, value]} a `Derived`, {"B": name} a builtin type or function (the receiver's own).
 """
 
 from __future__ import annotations
@@ -91,6 +91,16 @@ class IteratorHandle(Handle):
 
     def __repr__(self) -> str:
         return f"IteratorHandle({self.id})"
+
+
+class CallbackHandle(Handle):
+    """A Handle of a callable of the test's (a lambda, its own function), sent to the program: calling it there asks
+    the judge to call it (`harness.Callback`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"CallbackHandle({self.id})"
 
 
 Keep = Callable[[Any], Handle]  # a value with no plain form -> the Handle it is sent as (WireError: none)
@@ -182,6 +192,8 @@ def _tree_other(value: Any, kind: type, depth: int, keep: Keep | None) -> Any:
         return {"h": value.id}
     if kind is IteratorHandle:
         return {"G": value.id}
+    if kind is CallbackHandle:
+        return {"C": value.id}
     if kind is range:
         return {"r": [value.start, value.stop, value.step]}
     if kind is slice:
@@ -195,7 +207,10 @@ def _tree_other(value: Any, kind: type, depth: int, keep: Keep | None) -> Any:
     except WireError:
         if keep is None:
             raise
-        return {"h": keep(value).id}
+        handle = keep(value)
+        if not isinstance(handle, Handle):
+            raise WireError(f"no handle for a {type(value).__name__}") from None
+        return _tree_other(handle, type(handle), depth, keep)
     return _tree(converted, depth, keep)
 
 
@@ -421,8 +436,8 @@ def _tagged(tag: str, payload: Any, depth: int) -> Any:
         return bytes.fromhex(payload) if tag == "b" else _big_int(payload)
     if tag == "c" and type(payload) is list and len(payload) == 2 and {type(x) for x in payload} <= {float}:
         return complex(*payload)
-    if tag in ("h", "G") and type(payload) is int and payload >= 0:
-        return Handle(payload) if tag == "h" else IteratorHandle(payload)
+    if tag in _HANDLES and type(payload) is int and payload >= 0:
+        return _HANDLES[tag](payload)
     return _rebuilt(tag, payload, depth)
 
 
@@ -469,6 +484,7 @@ def _big_int(text: str) -> int:
 
 
 _SEQUENCE_TAGS = {"t": tuple, "S": set, "z": frozenset}
+_HANDLES = {"h": Handle, "G": IteratorHandle, "C": CallbackHandle}
 
 
 def write_frame(fd: int, payload: bytes, _write=os.write) -> None:
