@@ -1,5 +1,6 @@
 """A program that computes the right values passes, and nothing else does: a corpus of honest programs across value
-kinds, each judged by plain Python (the test run in the program's own process, after the problem's header, as the
+kinds (issue 38's among them: generators, stdlib values, a program's classes and exceptions, callbacks, names),
+each judged by plain Python (the test run in the program's own process, after the problem's header, as the
 dataset's harness runs `prompt + completion + test`) and by the sandbox. The verdicts agree on every program; a
 wrong twin of each program fails both ways.
 """
@@ -247,8 +248,171 @@ def _thread_cases() -> list[Case]:
     ]
 
 
+def _crossing(name: str, code: str, scripts: list[str], wrong_code: str) -> list[Case]:
+    return [Case(name, "", script, code, wrong_code) for script in scripts]
+
+
+# Issue 38's honest programs: values that cross as what they are, classes, exceptions, callbacks and names. Each
+# wrong twin computes a wrong value of the same shape.
+ISSUE_38 = {
+    "generator": ("def f(n):\n    i = 0\n    while True:\n        yield i\n        i += n\n",
+                  ["import itertools\nassert list(itertools.islice(f(2), 3)) == [0, 2, 4]",
+                   "g = f(1)\nassert next(g) == 0 and next(g) == 1",
+                   "g = f(3)\nnext(g)\nassert next(g) == 3\ng.close()"],
+                  "def f(n):\n    while True:\n        yield -1\n"),
+    "send": ("def f(n):\n    got = yield n\n    while True:\n        got = yield got * n\n",
+             ["g = f(2)\nassert next(g) == 2 and g.send(5) == 10 and g.send(1) == 2"],
+             "def f(n):\n    while True:\n        yield 0\n"),
+    "namedtuple": ("P = collections.namedtuple('P', 'x y')\ndef f(n):\n    return P(n, n + 1)\n",
+                   ["p = f(1)\nassert p.x == 1 and p.y == 2 and p == (1, 2)",
+                    "assert f(2)._asdict() == {'x': 2, 'y': 3}",
+                    "assert type(f(1)).__name__ == 'P' and f(1)._fields == ('x', 'y') and f(1).x == 1"],
+                   "P = collections.namedtuple('P', 'x y')\ndef f(n):\n    return P(0, 0)\n"),
+    "counter": ("def f(s):\n    return collections.Counter(s)\n",
+                ["c = f('aab')\nassert c['z'] == 0 and c['a'] == 2", "assert f('aab').most_common(1) == [('a', 2)]",
+                 "assert f('ab') + f('a') == collections.Counter('aab')"],
+                "def f(s):\n    return collections.Counter()\n"),
+    "defaultdict": ("def f(xs):\n    d = collections.defaultdict(list)\n    for x in xs:\n        d[x % 2].append(x)\n"
+                    "    return d\n",
+                    ["d = f([1, 2, 3])\nassert d[1] == [1, 3] and d[5] == []", "assert f([]).default_factory is list"],
+                    "def f(xs):\n    return collections.defaultdict(set)\n"),
+    "enum": ("import enum\nclass Color(enum.Enum):\n    RED = 1\n    BLUE = 2\ndef f(n):\n    return Color(n)\n",
+             ["assert f(1).name == 'RED' and f(2).value == 2"], "import enum\nclass Color(enum.Enum):\n    RED = 1\n"
+             "    BLUE = 2\ndef f(n):\n    return Color(3 - n)\n"),
+    "intenum": ("import enum\nclass Level(enum.IntEnum):\n    LOW = 1\n    HIGH = 2\ndef f(n):\n    return Level(n)\n",
+                ["assert f(2) == 2 and f(2).name == 'HIGH' and f(1) < f(2)"],
+                "import enum\nclass Level(enum.IntEnum):\n    LOW = 1\n    HIGH = 2\ndef f(n):\n    return Level(1)\n"),
+    "fraction": ("from fractions import Fraction\ndef f(n):\n    return Fraction(1, n)\n",
+                 ["from fractions import Fraction\nassert f(3) == Fraction(1, 3) and f(3).denominator == 3",
+                  "assert f(4) == 0.25"], "from fractions import Fraction\ndef f(n):\n    return Fraction(1, n + 1)\n"),
+    "decimal": ("from decimal import Decimal\ndef f(s):\n    return Decimal(s) * 2\n",
+                ["from decimal import Decimal\nassert f('1.10') == Decimal('2.20') and str(f('1.10')) == '2.20'"],
+                "from decimal import Decimal\ndef f(s):\n    return Decimal(s)\n"),
+    "date": ("import datetime\ndef f(n):\n    return datetime.date(2024, 1, 1) + datetime.timedelta(days=n)\n",
+             ["import datetime\nassert f(31) == datetime.date(2024, 2, 1) and f(0).year == 2024"],
+             "import datetime\ndef f(n):\n    return datetime.date(2024, 1, 1)\n"),
+    "timedelta": ("import datetime\ndef f(n):\n    return datetime.timedelta(hours=n)\n",
+                  ["import datetime\nassert f(25).days == 1 and f(1) == datetime.timedelta(minutes=60)"],
+                  "import datetime\ndef f(n):\n    return datetime.timedelta(0)\n"),
+    "bytearray": ("def f(n):\n    return bytearray(range(n))\n", ["assert f(3) == bytearray(b'\\x00\\x01\\x02')",
+                                                                   "assert f(2) == b'\\x00\\x01'"],
+                  "def f(n):\n    return bytearray(n)\n"),
+    "deque": ("def f(xs):\n    return collections.deque(xs, maxlen=2)\n",
+              ["d = f([1, 2, 3])\nassert d == collections.deque([2, 3]) and d.maxlen == 2\nd.appendleft(0)\n"
+               "assert list(d) == [0, 2]"], "def f(xs):\n    return collections.deque(xs)\n"),
+    "array": ("import array\ndef f(n):\n    return array.array('i', range(n))\n",
+              ["import array\nassert f(3) == array.array('i', [0, 1, 2]) and f(3).typecode == 'i'"],
+              "import array\ndef f(n):\n    return array.array('i', [0] * n)\n"),
+    "userlist": ("def f(n):\n    return collections.UserList(range(n))\n",
+                 ["assert f(2) == [0, 1] and f(2).data == [0, 1]"],
+                 "def f(n):\n    return collections.UserList()\n"),
+    "identity": ("def f(kind):\n    return {'int': int, 'len': len, 'error': KeyError}[kind]\n",
+                 ["assert f('int') is int and f('len') is len and f('error') is KeyError"],
+                 "def f(kind):\n    return str\n"),
+    "same_list": ("def f(xs):\n    xs.sort()\n    return xs\n", ["xs = [2, 1]\nassert f(xs) is xs and xs == [1, 2]"],
+                  "def f(xs):\n    return sorted(xs)\n"),
+    "own_error": ("class BadInput(ValueError):\n    pass\ndef f(x):\n    if x < 0:\n"
+                  "        raise BadInput('negative', x)\n    return x\n",
+                  ["try:\n    f(-1)\nexcept ValueError as e:\n    assert e.args == ('negative', -1)\nelse:\n"
+                   "    raise AssertionError", "assert f(1) == 1"],
+                  "def f(x):\n    return abs(x) + 1\n"),
+    "stdlib_error": ("import statistics\ndef f(xs):\n    return statistics.mean(xs)\n",
+                     ["import statistics\ntry:\n    f([])\nexcept statistics.StatisticsError:\n    pass\nelse:\n"
+                      "    raise AssertionError", "assert f([1, 3]) == 2"],
+                     "def f(xs):\n    return 0\n"),
+    "json_error": ("import json\ndef f(s):\n    return json.loads(s)\n",
+                   ["import json\ntry:\n    f('[1,')\nexcept json.JSONDecodeError as e:\n    assert e.pos == 3\nelse:\n"
+                    "    raise AssertionError"], "def f(s):\n    return []\n"),
+    "class": ("class Stack:\n    LIMIT = 3\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n"
+              "        self.items.append(x)\n        return len(self.items)\n    @staticmethod\n    def name():\n"
+              "        return 'stack'\n    @classmethod\n    def of(cls, *xs):\n        s = cls()\n"
+              "        for x in xs:\n            s.push(x)\n        return s\ndef f(x):\n    return Stack.of(x)\n",
+              ["s = Stack()\nassert s.push(5) == 1 and isinstance(s, Stack) and s.items == [5]",
+               "assert Stack.LIMIT == 3 and Stack.name() == 'stack' and Stack.of(1, 2).items == [1, 2]",
+               "assert isinstance(f(1), Stack) and not isinstance(1, Stack)"],
+              "class Stack:\n    LIMIT = 0\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n"
+              "        return 0\n    @staticmethod\n    def name():\n        return ''\n    @classmethod\n"
+              "    def of(cls, *xs):\n        return cls()\ndef f(x):\n    return 0\n"),
+    "callback": ("def f(fn, xs):\n    return [fn(x) for x in xs]\n",
+                 ["assert f(lambda x: x * 2, [1, 2]) == [2, 4]", "assert f(len, ['ab']) == [2]",
+                  "def sq(x):\n    return x * x\nassert f(sq, [3]) == [9]",
+                  "out = []\nf(out.append, [1])\nassert out == [1]"],
+                 "def f(fn, xs):\n    return list(xs)\n"),
+    "decorator": ("import functools\ndef f(fn):\n    @functools.wraps(fn)\n    def wrapper(*args):\n"
+                  "        return fn(*args) + 1\n    return wrapper\n",
+                  ["def add(a, b):\n    return a + b\nassert f(add)(1, 2) == 4"],
+                  "def f(fn):\n    return fn\n"),
+    "names": ("class Node:\n    def __init__(self, val, nxt=None):\n        self.val, self.nxt = val, nxt\n"
+              "def f(head):\n    n = 0\n    while head:\n        n, head = n + head.val, head.nxt\n    return n\n"
+              "def g(n):\n    return Node(n)\nimport math as m\n",
+              ["assert f(Node(1, Node(2))) == 3", "assert f(g(4)) == 4", "assert m.isclose(f(Node(2)), 2.0)"],
+              "class Node:\n    def __init__(self, val, nxt=None):\n        self.val, self.nxt = val, nxt\n"
+              "def f(head):\n    return 0\ndef g(n):\n    return Node(0)\nimport math as m\n"),
+    "big_answer": ("def f(n):\n    return [(i, -i) for i in range(n)]\n",
+                   ["r = f(300000)\nassert len(r) == 300000 and r[-1] == (299999, -299999)"],
+                   "def f(n):\n    return [(i, i) for i in range(n)]\n"),
+    "numpy": ("import numpy as np\ndef f(n):\n    return np.arange(n) / 2\n",
+              ["import numpy as np\nassert np.allclose(f(3), [0, 0.5, 1])",
+               "import numpy as np\nnp.testing.assert_array_equal(f(2), np.array([0.0, 0.5]))",
+               "assert f(4).shape == (4,) and f(2).tolist() == [0.0, 0.5]"],
+              "import numpy as np\ndef f(n):\n    return np.zeros(n)\n"),
+    "map": ("def f(xs):\n    return map(str, xs)\n", ["assert list(f([1, 2])) == ['1', '2']",
+                                                      "assert next(f([3])) == '3'"],
+            "def f(xs):\n    return map(repr, [0])\n"),
+    "pairs": ("def f(n):\n    for i in range(n):\n        yield i, i * i\n",
+              ["assert dict(f(3)) == {0: 0, 1: 1, 2: 4}"],
+              "def f(n):\n    yield 0, 0\n"),
+    "iterable_class": ("class Evens:\n    def __init__(self, n):\n        self.n = n\n    def __iter__(self):\n"
+                       "        return iter(range(0, self.n, 2))\ndef f(n):\n    return Evens(n)\n",
+                       ["assert list(f(5)) == [0, 2, 4] and 4 in list(f(6))"],
+                       "class Evens:\n    def __iter__(self):\n        return iter([])\n"
+                       "def f(n):\n    return Evens()\n"),
+    "ordereddict": ("def f(keys):\n    return collections.OrderedDict((k, 1) for k in keys)\n",
+                    ["d = f('ab')\nd.move_to_end('a')\nassert list(d) == ['b', 'a']"],
+                    "def f(keys):\n    return collections.OrderedDict()\n"),
+    "userdict": ("def f(k):\n    return collections.UserDict({k: 1})\n",
+                 ["assert f('a') == {'a': 1} and f('a').data == {'a': 1}"],
+                 "def f(k):\n    return collections.UserDict()\n"),
+    "datetime": ("import datetime\ndef f(h):\n    return datetime.datetime(2024, 1, 1, h)\n",
+                 ["assert f(5).isoformat() == '2024-01-01T05:00:00' and f(5).hour == 5"],
+                 "import datetime\ndef f(h):\n    return datetime.datetime(2024, 1, 1)\n"),
+    "time": ("import datetime\ndef f(h):\n    return datetime.time(h, 30)\n",
+             ["import datetime\nassert f(1) == datetime.time(1, 30) and f(2).minute == 30"],
+             "import datetime\ndef f(h):\n    return datetime.time(0)\n"),
+    "fractions_in_dict": ("from fractions import Fraction\ndef f(n):\n"
+                          "    return {i: Fraction(i, n) for i in range(n)}\n",
+                          ["from fractions import Fraction as F\nassert f(2) == {0: F(0), 1: F(1, 2)}"],
+                          "def f(n):\n    return {}\n"),
+    "key_error": ("def f(d):\n    return d['k']\n",
+                  ["try:\n    f({})\nexcept KeyError as e:\n    assert e.args == ('k',)\nelse:\n"
+                   "    raise AssertionError"],
+                  "def f(d):\n    return d.get('k')\n"),
+    "from_import": ("from math import gcd\nimport itertools as it\ndef f(a, b):\n    return gcd(a, b)\n",
+                    ["assert f(4, 6) == gcd(4, 6) == 2", "assert list(it.islice(it.count(f(2, 4)), 2)) == [2, 3]"],
+                    "from math import gcd\nimport itertools as it\ndef f(a, b):\n    return 1\n"),
+    "property": ("class Box:\n    def __init__(self, w):\n        self._w = w\n    @property\n    def area(self):\n"
+                 "        return self._w ** 2\ndef f(w):\n    return Box(w)\n",
+                 ["assert f(3).area == 9 and Box(2).area == 4"],
+                 "class Box:\n    def __init__(self, w):\n        self.area = 0\ndef f(w):\n    return Box(w)\n"),
+    "sort_key": ("def f(xs, key):\n    return sorted(xs, key=key)\n",
+                 ["assert f(['bb', 'a'], len) == ['a', 'bb'] and f([3, 1], lambda x: -x) == [3, 1]"],
+                 "def f(xs, key):\n    return list(xs)\n"),
+    "callback_kwargs": ("def f(fn):\n    return fn(1, b=2)\n", ["assert f(lambda a, b: a + b) == 3",
+                                                               "assert f(lambda *a, **k: k) == {'b': 2}"],
+                        "def f(fn):\n    return 0\n"),
+    "numpy_int": ("import numpy as np\ndef f(n):\n    return np.arange(n).reshape(1, n)\n",
+                  ["assert f(3).sum() == 3 and f(3).shape == (1, 3) and f(2)[0, 1] == 1"],
+                  "import numpy as np\ndef f(n):\n    return np.zeros((1, n), dtype=int)\n"),
+}
+
+
+def _issue_38_cases() -> list[Case]:
+    return [case for name, (code, scripts, wrong_code) in ISSUE_38.items()
+            for case in _crossing(name, code, scripts, wrong_code)]
+
+
 CORPUS = (_kind_cases() + _iterable_cases() + _in_place_cases() + _header_cases() + _loop_cases()
-          + _list_node_cases() + _class_cases() + _thread_cases())
+          + _list_node_cases() + _class_cases() + _thread_cases() + _issue_38_cases())
 HELPER = "def helper(x):\n    return x * x\n"
 
 
@@ -275,6 +439,7 @@ def problem(script: str) -> Problem:
 
 def test_the_corpus_holds_at_least_100_honest_programs():
     assert len(CORPUS) >= 100 and len({(c.kind, c.script) for c in CORPUS}) == len(CORPUS)
+    assert len(_issue_38_cases()) >= 60
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: f"{c.kind}:{c.script.splitlines()[-1][:40]}")
@@ -286,7 +451,7 @@ def test_plain_python_and_the_sandbox_agree_on_an_honest_program(sandbox_pool, c
 
 
 WRONG = [c for c in CORPUS[::3] + _loop_cases() if "!=" not in c.script]  # a `!=` test alone any other value passes
-WRONG += [c for c in _list_node_cases() + _class_cases() + _thread_cases() if c not in WRONG]
+WRONG += [c for c in _list_node_cases() + _class_cases() + _thread_cases() + _issue_38_cases() if c not in WRONG]
 
 
 @pytest.mark.parametrize("case", WRONG, ids=lambda c: f"{c.kind}:{c.script[:30]}")

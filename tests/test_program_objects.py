@@ -363,3 +363,20 @@ def test_callbacks_that_recurse_between_the_test_and_the_program_end_not_hang(sa
     script = "def bounce(n):\n    return call(bounce, n + 1)\nbounce(0)"
     found = judged(sandbox_pool, CALLBACKS, script)
     assert not found.passed and "Recursion" in found.detail
+
+
+@pytest.mark.parametrize("code, script", [
+    ("class Sneaky(list):\n    def __eq__(self, other):\n        self[:] = other if isinstance(other, list) else self\n"
+     "        return True\n    __hash__ = None\ndef f(x):\n    return Sneaky([0])\n", "assert f(1) == [2]"),
+    ("class Fake:\n    __class__ = int\n    def __eq__(self, other):\n        return True\n"
+     "    __hash__ = object.__hash__\ndef f(x):\n    return Fake()\n",
+     "r = f(1)\nassert isinstance(r, int) and r == 2"),
+    ("class Point(tuple):\n    @property\n    def x(self):\n        return 2\ndef f(x):\n    return Point((0,))\n",
+     "assert f(1) == (2,)"),
+    ("import enum\nclass E(enum.IntEnum):\n    A = 0\n    def __eq__(self, other):\n        return True\n"
+     "    __hash__ = int.__hash__\ndef f(x):\n    return E.A\n", "assert f(1) == 2"),
+])
+def test_dishonest_twins_fail(sandbox_pool, code, script):
+    """A lying dunder, a value that changes itself when compared, a fake `__class__`: the judge compares the value
+    the program computed, never what its methods claim."""
+    assert judged(sandbox_pool, code, script).status == "fail"

@@ -238,7 +238,7 @@ def plain(value: Any, keep: Keep | None = None) -> Any:
     if type(value) in STDLIB_TYPES:
         return _Object((STDLIB_TYPES[type(value)], value))
     for base in (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset):
-        if isinstance(value, base):
+        if base in type(value).__mro__:  # a real subclass: not one whose `__class__` claims it
             return value if type(value) is base else _derived_or_base(value, base, keep)
     if type(value).__module__ == "numpy" and getattr(value, "shape", None) == () and hasattr(value, "item"):
         return value.item()  # a numpy scalar (np.int64, np.float64, np.bool_)
