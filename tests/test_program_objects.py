@@ -380,3 +380,13 @@ def test_dishonest_twins_fail(sandbox_pool, code, script):
     """A lying dunder, a value that changes itself when compared, a fake `__class__`: the judge compares the value
     the program computed, never what its methods claim."""
     assert judged(sandbox_pool, code, script).status == "fail"
+
+
+@pytest.mark.parametrize("script", [
+    "a = Account(5)\nassert type(a).__name__ == 'Account' and vars(a) == {'balance': 5}",
+    "a = Account(5)\na.balance = 7\nassert vars(a) == {'balance': 7} and a.__dict__['balance'] == 7",
+    "assert type(Account.empty()).__name__ == 'Account'",
+])
+def test_a_programs_object_reads_as_its_class(sandbox_pool, script):
+    found = judged(sandbox_pool, CLASSES, script)
+    assert found.passed, found.detail

@@ -198,7 +198,8 @@ class ProgramServer:
         if number is None:
             number = self.numbers[id(value)] = len(self.objects) + 1
             self.objects[number] = value
-        return wire.Handle(number)
+        name = getattr(type(value), "__name__", "")
+        return wire.Handle(number, name if type(name) is str else "")
 
     def _target(self, path: tuple):
         if path[0] == "name":

@@ -112,7 +112,7 @@ class Channel:
         `CallbackHandle` the program can call; anything else cannot be sent."""
         if type(value) is Remote:
             return _handle_of(_incoming(self, self.ask(("ref", value._path)), (), {}))
-        if callable(value) and type(value) is not RemoteObject and not getattr(type(value), "_sc_derived", False):
+        if callable(value) and not isinstance(value, RemoteObject) and not getattr(type(value), "_sc_derived", False):
             number = self.callback_numbers.get(id(value))
             if number is None or self.callbacks[number] is not value:  # kept alive here, so an id is never reused
                 number = self.callback_numbers[id(value)] = len(self.callbacks)
@@ -164,9 +164,18 @@ class Channel:
     def proxy(self, handle: wire.Handle) -> RemoteObject:
         found = self.proxies.get(handle.id)
         if found is None:
-            kind = RemoteGenerator if type(handle) is wire.IteratorHandle else RemoteObject
+            kind = RemoteGenerator if type(handle) is wire.IteratorHandle else self._proxy_class(handle.name)
             found = self.proxies[handle.id] = kind(self, handle.id)
         return found
+
+    def _proxy_class(self, name: str) -> type:
+        """A subclass of RemoteObject named as the program's class, so that `type(obj).__name__` reads as in plain
+        Python (the same class for the same name within a run)."""
+        name = name if name.isidentifier() else "RemoteObject"
+        key = ("proxy", name)
+        if key not in self.classes:
+            self.classes[key] = type(name, (RemoteObject,), {"__module__": "solution", "__slots__": ()})
+        return self.classes[key]
 
 
 class Remote:
@@ -217,7 +226,8 @@ class RemoteObject:
         return _incoming(channel, channel.ask(("op", handle, name, list(args))), (), {})
 
     def _mine(self, other: object) -> bool:
-        return type(other) is RemoteObject and other._sc[0] is object.__getattribute__(self, "_sc")[0]
+        return isinstance(other, RemoteObject) and object.__getattribute__(other, "_sc")[0] is \
+            object.__getattribute__(self, "_sc")[0]
 
     def __getattr__(self, name: str):
         if name in MEMORY_ATTRIBUTES:
@@ -227,6 +237,10 @@ class RemoteObject:
         if reply[0] == "callable":
             return Remote(channel, ("attr", handle, name), name)
         return _incoming(channel, reply, (), {})
+
+    @property
+    def __dict__(self) -> Any:  # vars(obj): the program's object's attributes
+        return self.__getattr__("__dict__")
 
     def __setattr__(self, name: str, value: Any) -> None:
         channel, handle = object.__getattribute__(self, "_sc")
@@ -329,7 +343,7 @@ def _batch(value: Any) -> tuple[list, bool]:
 def _handle_of(value: Any) -> wire.Handle:
     """How a test's argument that has no plain form is sent: a proxy (or a value of a program's subclass of a
     builtin, `_derived`) as its handle; anything else cannot be."""
-    if type(value) is RemoteObject:
+    if isinstance(value, RemoteObject):
         return wire.Handle(object.__getattribute__(value, "_sc")[1])
     if getattr(type(value), "_sc_derived", False):
         return wire.Handle(object.__getattribute__(value, "__dict__")["_sc_handle"])

@@ -26,11 +26,11 @@ A value is ASCII JSON, parsed by the interpreter's C parser, so lists of numbers
 Python call per item: null, true, false, strings, floats, ints of up to 63 bits and lists are themselves; every
 other value is a one-key object naming its type: {"t": [items]} tuple, {"S": [...]} set, {"z": [...]}
 frozenset, {"d": [k1, v1, k2, v2, ...]} dict, {"b": "hex"} bytes, {"c": [re, im]} complex, {"I": "hex"} a larger
-int, {"h": n} a handle, {"r": [start, stop, step]} a range, {"K": d}, {"V": d}, {"T": d} the keys, values and items
-of the dict d, {"g": [items]} an iterator, {"s": [start, stop, step]} a slice (an index, as `obj[1:3]` sends it),
-{"A": [dtype, shape, items]} a numpy array, {"L": [[...], ...]} a list of tuples of scalars (sent at C speed),
-{"G": n} an iterator's handle, {"C": n} a test's callable, {"o": [name, parts]} a stdlib value, {"p": [n, class
-name, value]} a `Derived`, {"B": name} a builtin type or function (the receiver's own).
+int, {"h": n} or {"h": [n, class name]} a handle, {"r": [start, stop, step]} a range, {"K": d}, {"V": d}, {"T": d}
+the keys, values and items of the dict d, {"g": [items]} an iterator, {"s": [start, stop, step]} a slice (an index,
+as `obj[1:3]` sends it), {"A": [dtype, shape, items]} a numpy array, {"L": [[...], ...]} a list of tuples of scalars
+(sent at C speed), {"G": n} an iterator's handle, {"C": n} a test's callable, {"o": [name, parts]} a stdlib value,
+{"p": [n, class name, value]} a `Derived`, {"B": name} a builtin type or function (the receiver's own).
 """
 
 from __future__ import annotations
@@ -73,12 +73,13 @@ class WireError(ValueError):
 
 
 class Handle:
-    """A reference to an object living in the candidate's process, by number."""
+    """A reference to an object living in the candidate's process, by number, with its class's name (what
+    `type(obj).__name__` says in the judge; only a name, never the class)."""
 
-    __slots__ = ("id",)
+    __slots__ = ("id", "name")
 
-    def __init__(self, ident: int) -> None:
-        self.id = ident
+    def __init__(self, ident: int, name: str = "") -> None:
+        self.id, self.name = ident, name
 
     def __repr__(self) -> str:
         return f"Handle({self.id})"
@@ -189,7 +190,7 @@ def _tree_other(value: Any, kind: type, depth: int, keep: Keep | None) -> Any:
     if kind is complex:
         return {"c": [value.real, value.imag]}
     if kind is Handle:
-        return {"h": value.id}
+        return {"h": [value.id, value.name] if value.name else value.id}
     if kind is IteratorHandle:
         return {"G": value.id}
     if kind is CallbackHandle:
@@ -438,6 +439,9 @@ def _tagged(tag: str, payload: Any, depth: int) -> Any:
         return complex(*payload)
     if tag in _HANDLES and type(payload) is int and payload >= 0:
         return _HANDLES[tag](payload)
+    if tag == "h" and type(payload) is list and len(payload) == 2 and type(payload[0]) is int and payload[0] >= 0 \
+            and type(payload[1]) is str:
+        return Handle(payload[0], payload[1][:100])
     return _rebuilt(tag, payload, depth)
 
 
