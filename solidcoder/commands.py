@@ -6,16 +6,15 @@ Kept out of cli/ so the CLI stays a thin layer of options, and so `solidcoder --
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from solidcoder.errors import BadInput
+from solidcoder.escaping import terminal_safe
 from solidcoder.execution.judge import Judge, JudgeReport
 from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
 from solidcoder.execution.trace import TraceResult, trace_program
@@ -77,7 +76,7 @@ def _report_json(problem_id: str, report: JudgeReport, rows: list[CheckedTest]) 
 def _print_report(problem_id: str, report: JudgeReport, rows: list[CheckedTest]) -> None:
     # Details quote program output and ids come from files: never markup, so "[/bold]" prints as it is. Long text
     # wraps (a word longer than the column folds) instead of ending in an ellipsis.
-    table = Table(title=escape(f"{problem_id}: {report.pass_count}/{report.total} passed"))
+    table = Table(title=Text(terminal_safe(f"{problem_id}: {report.pass_count}/{report.total} passed")))
     for column in ("test", "set", "verdict"):
         table.add_column(column, overflow="fold")
     table.add_column("detail", overflow="fold", ratio=1)
@@ -92,16 +91,6 @@ def _shown(detail: str, limit: int = 2000) -> str:
     characters made visible."""
     return terminal_safe(detail if len(detail) <= limit else f"{detail[:limit]} [{len(detail) - limit} more "
                          "characters]")
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def terminal_safe(text: str) -> str:
-    """Program text fit for a terminal: every control character but newline and tab shown as its escape (`\x1b`),
-    so a program's escape sequences cannot move the cursor, recolour or retitle the user's terminal. Markup is the
-    caller's to avoid (print it as `rich.text.Text`)."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def run_trace(program: Path, stdin: Path | None = None, call: str | None = None, as_json: bool = False) -> bool:
@@ -142,7 +131,7 @@ def _print_trace(result: TraceResult) -> None:
     if result.error and result.scopes:
         console.print("variables at the crash:", style="bold")
     for scope, values in result.scopes.items():
-        console.print(Text(scope, style="bold"))
+        console.print(Text(terminal_safe(scope), style="bold"))
         for name, value in values.items():
             console.print(Text(terminal_safe(f"  {name} = {value!r}")))
     if result.returned is not None:

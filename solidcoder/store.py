@@ -40,16 +40,22 @@ def repair_tail(path: Path) -> int:
 
 def read_rows(path: Path) -> list[dict]:
     """Every complete row of a JSONL file (a torn or corrupt line is skipped)."""
+    return [row for _, row in numbered_rows(path)]
+
+
+def numbered_rows(path: Path) -> list[tuple[int, dict]]:
+    """(line number, row) of every complete row of a JSONL file, numbered from 1 (a torn or corrupt line is
+    skipped)."""
     if not path.exists():
         return []
     rows = []
-    for line in path.read_text(encoding="utf-8").split("\n"):
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
         try:
             row = json.loads(line) if line.strip() else None
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a number too long to read, or nested too deep
             continue
         if isinstance(row, dict):
-            rows.append(row)
+            rows.append((number, row))
     return rows
 
 

@@ -20,8 +20,9 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)")  # 
 
 
 def run_in_terminal(args: list[str], columns: int = 80, timeout: float = 240,
-                    cwd: Path | None = None) -> tuple[int, str]:
-    """(exit code, everything the program wrote, without colour codes and with `\\n` line ends)."""
+                    cwd: Path | None = None, raw: bool = False) -> tuple[int, str]:
+    """(exit code, everything the program wrote, without colour codes and with `\\n` line ends); `raw`: with its
+    colour codes and every other escape sequence, as the terminal received them."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     env = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm", "NO_COLOR": "1"}  # "dumb" would mean 80 columns
@@ -33,7 +34,7 @@ def run_in_terminal(args: list[str], columns: int = 80, timeout: float = 240,
         os.close(leader)
         if proc.poll() is None:  # past the deadline
             proc.kill()
-    return proc.wait(timeout=10), ANSI.sub("", text).replace("\r\n", "\n")
+    return proc.wait(timeout=10), (text if raw else ANSI.sub("", text)).replace("\r\n", "\n")
 
 
 def _read_all(fd: int, deadline: float) -> str:

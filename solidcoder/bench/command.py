@@ -236,7 +236,8 @@ def run_report(run_dirs: list[Path], html_path: Path | None, echo: Echo = print,
     summaries = load_summaries(run_dirs, same_problems, set(read_ids(ids_file)) if ids_file else None)
     if not summaries:
         raise BadInput("no results in the given run directories")
+    problems = problems_html([load_run(run_dir) for run_dir in run_dirs])  # every file read (and checked) first
     print_tables(summaries)
     target = html_path or run_dirs[0] / "report.html"
-    write_html(summaries, target, run_dirs, problems_html([load_run(run_dir) for run_dir in run_dirs]))
+    write_html(summaries, target, run_dirs, problems)
     echo(f"wrote {target}")

@@ -45,7 +45,9 @@ class EqualCompute:
 
 
 def samples_of(summary: Summary) -> int:
-    return int(summary.strategy.removeprefix(BEST_OF).split(",")[0])
+    """N of a `direct:n=N` run (0 where the name gives no count)."""
+    count = summary.strategy.removeprefix(BEST_OF).split(",")[0]
+    return int(count) if count.isdecimal() and len(count) < 6 else 0
 
 
 def tokens_for(sampled: Summary, k: int) -> float:
@@ -56,7 +58,7 @@ def tokens_for(sampled: Summary, k: int) -> float:
 def equal_compute(summaries: list[Summary], s: Summary) -> EqualCompute | None:
     """`s` against the best-of-n run on its dataset and model with the closest tokens; None without one."""
     runs = [o for o in summaries if o.strategy.startswith(BEST_OF) and o.dataset == s.dataset and o.model == s.model
-            and o.alternatives and o is not s]
+            and o.alternatives and o is not s and samples_of(o)]
     if not runs or s.strategy.startswith(BEST_OF) or not s.problems:
         return None
     sampled = runs[0]

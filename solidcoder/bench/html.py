@@ -6,17 +6,20 @@ against tokens per problem, one labelled point per method and dataset with its i
 ticked at 1, 2 and 5 times the powers of ten. Both have ticks on both axes; their legends are HTML lists under the
 plots, so no name is clipped. Then the problems: a grid of problems by configurations whose cells link to each
 problem's view (`problems`, rendered by show/html.py).
+
+Every text is HTML-escaped by `html_safe` (names, datasets, table cells, the run directories' paths); every number
+on the page is formatted here from a number (`report` checked the rows' fields are numbers: `solidcoder.shapes`).
 """
 
 from __future__ import annotations
 
-import html
 import math
 from pathlib import Path
 
 from solidcoder.bench.compare import wilson
 from solidcoder.bench.metrics import Summary
 from solidcoder.bench.report import cost_table, method, pass_table, signal_lines
+from solidcoder.escaping import html_safe
 
 COLORS = ["#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb", "#000000"]
 W, H, PAD, LEFT = 760, 340, 40, 64  # the plot's size, its margins, and the left margin (the y ticks' labels)
@@ -27,13 +30,13 @@ STYLE = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    head = "".join(f"<th>{html_safe(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html_safe(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _list(lines: list[str]) -> str:
-    return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
+    return "<ul>" + "".join(f"<li>{html_safe(line)}</li>" for line in lines) + "</ul>"
 
 
 def _colors(summaries: list[Summary]) -> dict[str, str]:
@@ -60,7 +63,7 @@ def bar_chart(summaries: list[Summary]) -> str:
         x0 = LEFT + gi * group_w + group_w * 0.1
         parts += [_bar(s, x0 + list(colors).index(method(s)) * bar_w, bar_w * 0.9, colors[method(s)])
                   for s in summaries if s.dataset == dataset]
-        parts.append(_x_tick(x0 + group_w * 0.4, html.escape(dataset)))
+        parts.append(_x_tick(x0 + group_w * 0.4, html_safe(dataset)))
     return _figure(parts, colors, "pass@1 per configuration, with 95 % intervals")
 
 
@@ -68,7 +71,7 @@ def _bar(s: Summary, x: float, width: float, color: str) -> str:
     low, high = _interval(s)
     middle = x + width / 2
     return (f'<rect x="{x:.1f}" y="{_y(s.pass1):.1f}" width="{width:.1f}" height="{_y(0) - _y(s.pass1):.1f}" '
-            f'fill="{color}"><title>{html.escape(method(s))}: {s.pass1 * 100:.1f}% '
+            f'fill="{color}"><title>{html_safe(method(s))}: {s.pass1 * 100:.1f}% '
             f'[{low * 100:.1f}, {high * 100:.1f}]</title></rect>{_whisker(middle, low, high)}'
             f'<text x="{middle:.1f}" y="{_y(high) - 4:.1f}" text-anchor="middle">{s.pass1 * 100:.0f}</text>')
 
@@ -99,8 +102,8 @@ def _point(s: Summary, x: float, color: str, datasets: bool) -> str:
     name = s.name + (f" on {s.dataset}" if datasets else "")  # the legend names the model too
     label = f"{method(s)}: {s.pass1 * 100:.1f}% [{low * 100:.1f}, {high * 100:.1f}] at {s.tokens:.0f} tokens"
     return (f'{_whisker(x, low, high)}<circle cx="{x:.1f}" cy="{_y(s.pass1):.1f}" r="6" fill="{color}">'
-            f'<title>{html.escape(label)}</title></circle><text x="{x + 9:.1f}" y="{_y(s.pass1) - 6:.1f}">'
-            f"{html.escape(name)}</text>")
+            f'<title>{html_safe(label)}</title></circle><text x="{x + 9:.1f}" y="{_y(s.pass1) - 6:.1f}">'
+            f"{html_safe(name)}</text>")
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:
@@ -134,17 +137,17 @@ def _y_axis() -> str:
 
 
 def _figure(parts: list[str], colors: dict[str, str], title: str) -> str:
-    legend = "".join(f"<li><span class='swatch' style='background:{c}'></span>{html.escape(m)}</li>"
+    legend = "".join(f"<li><span class='swatch' style='background:{c}'></span>{html_safe(m)}</li>"
                      for m, c in colors.items())
     return (f'<figure><svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-size="11" '
-            f'font-family="sans-serif" role="img" aria-label="{html.escape(title)}" overflow="visible">'
-            f'{"".join(parts)}</svg><ul class="legend">{legend}</ul><figcaption>{html.escape(title)}'
+            f'font-family="sans-serif" role="img" aria-label="{html_safe(title)}" overflow="visible">'
+            f'{"".join(parts)}</svg><ul class="legend">{legend}</ul><figcaption>{html_safe(title)}'
             f"</figcaption></figure>")
 
 
 def write_html(summaries: list[Summary], path: Path, sources: list[Path], problems: str = "") -> None:
     """The report, written atomically; `problems` is the grid and the problem views (show/html.py)."""
-    runs = ", ".join(html.escape(str(p)) for p in sources)
+    runs = ", ".join(html_safe(str(p)) for p in sources)
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>solidcoder report</title>"
             f"<style>{STYLE}</style></head><body><h1>solidcoder report</h1><p>Runs: {runs}</p>"
             f"<h2>pass@1 on hidden tests (%)</h2>{_table(*pass_table(summaries))}{bar_chart(summaries)}"

@@ -119,7 +119,7 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
     summary.cost_usd = sum(row.get("cost_usd", 0.0) for row in rows)
     summary.alternatives = {row["id"]: row["alternatives_passed"] for row in rows if row.get("alternatives_passed")}
     judged = [row for row in rows if row.get("false_alarms") is not None]
-    summary.kept_tests = sum(row["kept_tests"] for row in judged)
+    summary.kept_tests = sum(row.get("kept_tests") or 0 for row in judged)
     summary.false_alarms = sum(row["false_alarms"] for row in judged)
     for row in rows:
         _count_tiers(summary, row, len(per_problem))

@@ -4,6 +4,11 @@ Table 1 is laid out like the SolidCoder paper's Table 2 (methods down, datasets 
 Table 4 (per dataset: pass@1, the change against the first method, and where the calls and tokens went). On a
 terminal too narrow for a table even with its cells wrapped, the table is printed stacked, a block per row; no cell is
 cut. Piped without $COLUMNS, the tables are laid out 200 columns wide.
+
+A run directory is read through its shapes (`solidcoder.shapes`): a row with a string where a count or seconds
+belongs stops the report with one line naming the file and line (exit code 2), before anything is printed or
+written; a partly wrong report would be worse than none. Every cell and line is printed as `rich.text.Text` through
+`terminal_safe`: a name is never read as markup, and its control characters are shown as escapes.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ from solidcoder.bench.compare import paired, wilson
 from solidcoder.bench.equal_compute import equal_compute_lines
 from solidcoder.bench.metrics import GROUP, Summary, summarize
 from solidcoder.errors import BadInput
-from solidcoder.store import ERRORS, RESULTS, read_rows
+from solidcoder.escaping import terminal_safe
+from solidcoder.shapes import ERROR, RESULT, RUN, checked_rows
+from solidcoder.store import ERRORS, RESULTS
 
 if TYPE_CHECKING:
     from rich.console import Console, Group
     from rich.table import Table
+    from rich.text import Text
 
 RUNS = "runs.jsonl"
 
@@ -33,16 +41,23 @@ def load_summaries(run_dirs: list[Path], same_problems: bool = False, ids: set[s
     errors: list[dict] = []
     labels: dict[str, str] = {}
     for run_dir in run_dirs:
-        if not (run_dir / RESULTS).exists() and not (run_dir / ERRORS).exists():
-            raise BadInput(f"{run_dir}: not a run directory (no {RESULTS})")
-        rows, failed = (_only(read_rows(run_dir / name), ids) for name in (RESULTS, ERRORS))
-        _mark_reruns(run_dir, rows + failed, {row["config_hash"] for row in results + errors})
+        rows, failed, named = _read(run_dir, ids)
+        _mark_reruns(run_dir, rows + failed, {row.get("config_hash", "") for row in results + errors})
         results, errors = results + rows, errors + failed
-        labels.update({r["config_hash"]: r.get("label", "") for r in read_rows(run_dir / RUNS) if r.get("label")})
+        labels.update(named)
     summaries = summarize(common_problems(results) if same_problems else results, errors)
     for s in summaries:
         s.label = labels.get(s.config_hash, "")
     return _distinct_names(summaries)
+
+
+def _read(run_dir: Path, ids: set[str] | None) -> tuple[list[dict], list[dict], dict[str, str]]:
+    """A run directory's result rows, error rows and configuration labels, every row checked against its shape."""
+    if not (run_dir / RESULTS).exists() and not (run_dir / ERRORS).exists():
+        raise BadInput(f"{run_dir}: not a run directory (no {RESULTS})")
+    labels = {r.get("config_hash", ""): r["label"] for r in checked_rows(run_dir / RUNS, RUN) if r.get("label")}
+    results, errors = checked_rows(run_dir / RESULTS, RESULT), checked_rows(run_dir / ERRORS, ERROR)
+    return _only(results, ids), _only(errors, ids), labels
 
 
 def _only(rows: list[dict], ids: set[str] | None) -> list[dict]:
@@ -132,7 +147,14 @@ def print_tables(summaries: list[Summary]) -> None:
     lines = signal_lines(summaries) + oracle_lines(summaries) \
         + precision_lines(summaries) + tier_lines(summaries) + template_lines(summaries)
     for line in lines:
-        console.print(line, highlight=False, overflow="fold")
+        console.print(_text(line), overflow="fold")
+
+
+def _text(cell: str, style: str = "") -> Text:
+    """A cell or line as the terminal shows it: never markup, its control characters escaped."""
+    from rich.text import Text
+
+    return Text(terminal_safe(cell), style=style)
 
 
 def _console() -> Console:
@@ -159,33 +181,32 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
 
     table = Table(title=title)
     for column in header:
-        table.add_column(column, justify="left" if column in ("method", "dataset") else "right", overflow="fold")
+        table.add_column(_text(column), justify="left" if column in ("method", "dataset") else "right",
+                         overflow="fold")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(_text, row))
     return table
 
 
 def _stacked(title: str, header: list[str], rows: list[list[str]]) -> Group:
     """The table as one block per row: its first cells (dataset, method) as a heading, then `column  value` lines."""
     from rich.console import Group
-    from rich.text import Text
 
     keys = 2 if header[:2] == ["dataset", "method"] else 1
     blocks = [_block(" / ".join(row[:keys]), header[keys:], row[keys:]) for row in rows]
-    return Group(Text(title, style="bold italic"), *blocks)
+    return Group(_text(title, "bold italic"), *blocks)
 
 
 def _block(heading: str, names: list[str], values: list[str]) -> Group:
     from rich.console import Group
     from rich.table import Table
-    from rich.text import Text
 
     block = Table(show_header=False, box=None, padding=(0, 2))
     block.add_column(overflow="fold")
     block.add_column(overflow="fold")
     for name, value in zip(names, values, strict=True):
-        block.add_row(name, value)
-    return Group(Text(heading, style="bold"), block)
+        block.add_row(_text(name), _text(value))
+    return Group(_text(heading, "bold"), block)
 
 
 def template_lines(summaries: list[Summary]) -> list[str]:

@@ -3,7 +3,9 @@
 Every command is thin. Bad input raises `BadInput`, which the command group (`Commands`) turns into one line on
 stderr and exit code 2. A flag means the same on every command that has it (see docs/cli.md). Help reads as the
 docs write it (`cli/help.py`): `-h` or `--help` on every command, `solve [OPTIONS] PROBLEM`, `--workers N`,
-a flag with nothing after it, and one example per command; `solidcoder --version` prints the version.
+a flag with nothing after it, and one example per command; `solidcoder --version` prints the version. Whatever a
+command prints that a model, a program or a run directory wrote is shown through `solidcoder.escaping`: control
+and bidirectional characters as escapes, never raw.
 """
 
 from __future__ import annotations
@@ -30,8 +32,15 @@ from solidcoder.cli.options import (
 )
 from solidcoder.cli.prompts import prompts_app
 from solidcoder.cli.train import train_app
+from solidcoder.escaping import terminal_safe
 
 app = typer.Typer(cls=Commands, no_args_is_help=True, add_completion=False, context_settings=HELP)
+
+
+def _echo(text: str) -> None:
+    """A line of `bench`, `report` or `rank` output: it may quote a dataset, a run directory or a model's error, so its
+    control characters are shown as escapes."""
+    typer.echo(terminal_safe(text))
 
 
 def _print_version(value: bool) -> None:
@@ -144,7 +153,7 @@ def rank(
 
     settings = rank_preset(preset, prune)
     problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
-    typer.echo(run_rank(candidates, problems, settings, orm, k, executor, generated_tests, data_file))
+    _echo(run_rank(candidates, problems, settings, orm, k, executor, generated_tests, data_file))
 
 
 # solve's own options, named here so that its signature stays one line an option.
@@ -271,9 +280,10 @@ def bench(
             data=DataOptions(data_file=data_file, limit=limit, ids_file=ids, subset=subset), concurrency=concurrency,
             samples=samples, temperature=temperature, max_tokens=max_tokens, prompts_dir=prompts, workers=workers,
             retries=retries, label=label, max_calls=max_calls, role_models=roles, executor=executor, threads=threads)
-        run_bench(opts, typer.echo)
+        run_bench(opts, _echo)
     except KeyboardInterrupt:
-        typer.echo(f"interrupted: finished problems are saved in {run_dir}; rerun the same command to resume", err=True)
+        typer.echo(terminal_safe(f"interrupted: finished problems are saved in {run_dir}; rerun the same command to "
+                                 "resume"), err=True)
         raise typer.Exit(130) from None
 
 
@@ -293,7 +303,7 @@ def report(
     """
     from solidcoder.bench.command import run_report
 
-    run_report(run_dirs, html, typer.echo, same_problems, ids)
+    run_report(run_dirs, html, _echo, same_problems, ids)
 
 
 @app.command(cls=Command)

@@ -8,6 +8,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from solidcoder.errors import BadInput
+from solidcoder.escaping import one_line
 
 VALUE_NAMES = {"int": "N", "integer": "N", "integer range": "N", "float": "NUMBER", "float range": "NUMBER",
                "path": "PATH"}
@@ -61,11 +62,12 @@ class Command(_ReadableHelp, TyperCommand):
 
 class Commands(_ReadableHelp, TyperGroup):
     """The command groups: readable help, and `BadInput` raised anywhere below becomes one line on stderr and exit
-    code 2."""
+    code 2. The message may quote a file, a run directory or a program: its control characters and newlines are
+    shown as escapes (`one_line`)."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except BadInput as exc:
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(f"error: {one_line(str(exc))}", err=True)
             raise typer.Exit(2) from None

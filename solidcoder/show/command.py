@@ -1,4 +1,8 @@
-"""`solidcoder show PATH [--problem ID] [--full] [--json]`: the library side of the command."""
+"""`solidcoder show PATH [--problem ID] [--full] [--json]`: the library side of the command.
+
+What a run recorded is shown safely: the terminal views through `terminal_safe` (show/terminal.py), `--json` with
+its control and bidirectional characters written as `\\uXXXX` (`json_safe`: the same data), errors by the CLI's one
+`BadInput` handler."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from solidcoder.errors import BadInput
+from solidcoder.escaping import json_safe
 from solidcoder.show.load import find, load_run
 from solidcoder.show.views import ProblemView, trimmed
 
@@ -28,7 +33,7 @@ def _print_listing(lines, as_json: bool) -> None:
     from solidcoder.show.terminal import console, listing
 
     if as_json:
-        print(json.dumps([asdict(line) for line in lines], indent=1, ensure_ascii=False))
+        print(json_safe(json.dumps([asdict(line) for line in lines], indent=1, ensure_ascii=False)))
     else:
         console().print(listing(lines))
 
@@ -37,7 +42,7 @@ def _print_problem(views: list[ProblemView], as_json: bool) -> None:
     from solidcoder.show.terminal import console, tree
 
     if as_json:
-        print(json.dumps([view.to_dict() for view in views], indent=1, ensure_ascii=False))
+        print(json_safe(json.dumps([view.to_dict() for view in views], indent=1, ensure_ascii=False)))
         return
     out = console()
     for view in views:

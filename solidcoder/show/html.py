@@ -1,18 +1,20 @@
 """The report's problem pages: a grid of problems by configurations, each cell linking to that problem's view (the
 content of `show --problem`, in collapsible `<details>` sections), all in the report's one self-contained file.
 
-Every text a run recorded (programs, prompts, replies, test values, ids) is HTML-escaped; there are no scripts. A
-cell's link is `#` and the view's id; opening a link to an element inside a closed section opens it in browsers
-that follow the HTML standard's fragment rules, and every section also opens by a click on its summary.
+Every value a run recorded (programs, prompts, replies, test values, ids, and the counts, which `load` checked are
+numbers) is HTML-escaped by `html_safe`, its control and bidirectional characters shown as `show` shows them; there
+are no scripts. A cell's link is `#` and the view's id; opening a link to an element inside a closed section opens
+it in browsers that follow the HTML standard's fragment rules, and every section also opens by a click on its
+summary.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from html import escape
 
 from solidcoder.core.executions import Execution, TestRun
+from solidcoder.escaping import html_safe
 from solidcoder.show.load import natural
 from solidcoder.show.views import Call, ProblemView, Run, Stage
 
@@ -44,8 +46,8 @@ def _grid(runs: list[Run], views: list[tuple[int, str, ProblemView]]) -> str:
     columns = _columns(runs)
     problems = sorted({view.line.problem for _, _, view in views}, key=natural)
     cells = {((i, view.line.config), view.line.problem): (name, view) for i, name, view in views}
-    head = "<tr><th>problem</th>" + "".join(f"<th>{escape(label)}</th>" for _, label in columns) + "</tr>"
-    rows = "".join(f"<tr><td class='problem'>{escape(problem)}</td>"
+    head = "<tr><th>problem</th>" + "".join(f"<th>{html_safe(label)}</th>" for _, label in columns) + "</tr>"
+    rows = "".join(f"<tr><td class='problem'>{html_safe(problem)}</td>"
                    + "".join(_cell(cells.get((key, problem))) for key, _ in columns) + "</tr>" for problem in problems)
     return f"<table class='grid'>{head}{rows}</table>"
 
@@ -69,8 +71,9 @@ def _cell(found: tuple[str, ProblemView] | None) -> str:
 def section(name: str, view: ProblemView) -> str:
     """One problem's view: a heading, each stage, the strategy's tests, the final program and why."""
     line = view.line
-    head = (f"<h3>{escape(line.problem)}: {escape(line.config)}: {WORDS[line.passed][1]}</h3>"
-            f"<p>ended {escape(line.ended)}, {line.calls} calls, {line.tokens} tokens, {line.seconds:.1f} s. "
+    head = (f"<h3>{html_safe(line.problem)}: {html_safe(line.config)}: {WORDS[line.passed][1]}</h3>"
+            f"<p>ended {html_safe(line.ended)}, {html_safe(line.calls)} calls, {html_safe(line.tokens)} tokens, "
+            f"{html_safe(f'{line.seconds:.1f}')} s. "
             f"<a href='#grid'>Back to the grid</a></p>")
     missing = "" if view.executions_recorded else \
         "<p>Executions: none recorded (a run from before they were; its final verdict is below).</p>"
@@ -79,42 +82,42 @@ def section(name: str, view: ProblemView) -> str:
 
 
 def _stage(stage: Stage, name: str) -> str:
-    note = f" ({escape(stage.note)})" if stage.note else ""
+    note = f" ({html_safe(stage.note)})" if stage.note else ""
     steps = "".join(_call(s) if isinstance(s, Call) else _execution(s) for s in stage.steps) or \
         "<p>No calls or executions recorded.</p>"
-    return f"<details class='stage' id='{name}'><summary>{escape(stage.name)}{note}</summary>{steps}</details>"
+    return f"<details class='stage' id='{name}'><summary>{html_safe(stage.name)}{note}</summary>{steps}</details>"
 
 
 def _call(call: Call) -> str:
-    cost = "replayed" if call.replayed else f"{call.seconds:.1f} s"
+    cost = "replayed" if call.replayed else html_safe(f"{call.seconds:.1f} s")
     prompt = f"<h4>prompt</h4>{_pre(call.prompt)}" if call.prompt else ""
     reply = f"<h4>error</h4>{_pre(call.error)}" if call.error else f"<h4>reply</h4>{_pre(call.reply)}"
-    return (f"<details class='call'><summary>call {call.position}: "
-            f"{escape(call.template or 'template not recorded')}, {call.prompt_tokens} + {call.completion_tokens} "
-            f"tokens, {cost}</summary>{prompt}{reply}</details>")
+    return (f"<details class='call'><summary>call {html_safe(call.position)}: "
+            f"{html_safe(call.template or 'template not recorded')}, {html_safe(call.prompt_tokens)} + "
+            f"{html_safe(call.completion_tokens)} tokens, {cost}</summary>{prompt}{reply}</details>")
 
 
 def _execution(execution: Execution) -> str:
     if execution.purpose == "trace":
         return _trace(execution)
-    tests = "".join(f"<li>{escape(t.kind)}{' ' + escape(t.name) if t.name else ''}: {escape(t.status)}"
+    tests = "".join(f"<li>{html_safe(t.kind)}{' ' + html_safe(t.name) if t.name else ''}: {html_safe(t.status)}"
                     f"{_pre(t.input)}</li>" for t in execution.tests)
     failure = _failure(execution.first_failure) if execution.first_failure else ""
-    return (f"<details class='execution'><summary>execution ({escape(execution.purpose)}): {execution.passed} of "
-            f"{execution.total} tests pass</summary><h4>program</h4>{_pre(execution.program)}<h4>tests</h4>"
-            f"<ul>{tests}</ul>{failure}</details>")
+    return (f"<details class='execution'><summary>execution ({html_safe(execution.purpose)}): "
+            f"{html_safe(execution.passed)} of {html_safe(execution.total)} tests pass</summary><h4>program</h4>"
+            f"{_pre(execution.program)}<h4>tests</h4><ul>{tests}</ul>{failure}</details>")
 
 
 def _trace(execution: Execution) -> str:
     traced = execution.tests[0] if execution.tests else TestRun(kind="traced", status="?")
-    return (f"<details class='trace'><summary>trace fed to the debugger: {escape(traced.status)} on "
-            f"{escape(traced.input[:100])}</summary><h4>program</h4>{_pre(execution.program)}<h4>trace</h4>"
+    return (f"<details class='trace'><summary>trace fed to the debugger: {html_safe(traced.status)} on "
+            f"{html_safe(traced.input[:100])}</summary><h4>program</h4>{_pre(execution.program)}<h4>trace</h4>"
             f"{_pre(execution.trace)}</details>")
 
 
 def _failure(test: TestRun) -> str:
     parts = [("input", test.input), ("expected", test.expected), ("actual", test.actual), ("detail", test.detail)]
-    return (f"<div class='failure'><h4>first failure: {escape(test.kind)} test, {escape(test.status)}</h4>"
+    return (f"<div class='failure'><h4>first failure: {html_safe(test.kind)} test, {html_safe(test.status)}</h4>"
             + "".join(f"<p>{name}</p>{_pre(value)}" for name, value in parts if value) + "</div>")
 
 
@@ -122,18 +125,18 @@ def _tests(view: ProblemView) -> str:
     items = [f"strategy stages: {', '.join(view.strategy_stages)}"] * bool(view.strategy_stages) \
         + [f"oracle rounds: {'; '.join(view.oracle_rounds)}"] * bool(view.oracle_rounds) \
         + [f"rejected oracle test: {reason}" for reason in view.rejected]
-    kept = "".join(f"<li>accumulated test ({escape(t.origin or 'kept')}){_pre(t.source)}</li>" for t in view.kept)
-    scored = f"<li>scored: {view.scored.passed} of {view.scored.total} hidden tests pass" \
+    kept = "".join(f"<li>accumulated test ({html_safe(t.origin or 'kept')}){_pre(t.source)}</li>" for t in view.kept)
+    scored = f"<li>scored: {html_safe(view.scored.passed)} of {html_safe(view.scored.total)} hidden tests pass" \
         f"{_pre(view.scored.first_failure) if view.scored.first_failure else ''}</li>" if view.scored else ""
-    listed = "".join(f"<li>{escape(item)}</li>" for item in items) + kept + scored
+    listed = "".join(f"<li>{html_safe(item)}</li>" for item in items) + kept + scored
     return f"<details class='tests'><summary>tests kept, rejected and scored</summary><ul>{listed}</ul></details>" \
         if listed else ""
 
 
 def _final(view: ProblemView, name: str) -> str:
     return (f"<details class='final'><summary>final program</summary><pre id='{name}-program'>"
-            f"{escape(view.program or '(none)')}</pre></details><p>Why: {escape(view.why)}</p>")
+            f"{html_safe(view.program or '(none)')}</pre></details><p>Why: {html_safe(view.why)}</p>")
 
 
 def _pre(text: str) -> str:
-    return f"<pre>{escape(text)}</pre>"
+    return f"<pre>{html_safe(text)}</pre>"

@@ -3,7 +3,8 @@
 A bench unit's calls are the calls.jsonl rows under its key (ordered by their place in the unit; the template is
 there since issue 31), its executions the executions.jsonl rows of its last try. Calls and executions go back in
 order by `after_call`; a routed run's are split into its tiers by the calls each tier made (`notes.tiers`), and the
-scoring (bench's hidden tests, `solve`'s final check) is a stage of its own.
+scoring (bench's hidden tests, `solve`'s final check) is a stage of its own. Every row is checked against its shape
+(`solidcoder.shapes`) as it is read: a field of the wrong type is one line naming the file and line, never a crash.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from solidcoder import shapes
 from solidcoder.core.executions import Execution
 from solidcoder.errors import BadInput
+from solidcoder.shapes import checked, checked_rows
 from solidcoder.show.views import Call, KeptTest, Line, ProblemView, Run, Scored, Stage
-from solidcoder.store import CALLS, ERRORS, EXECUTIONS, RESULTS, read_rows
+from solidcoder.store import CALLS, ERRORS, EXECUTIONS, RESULTS
 
 TRAJECTORY, RUNS = "trajectory.json", "runs.jsonl"
 SCORING = {"hidden": "scoring on the hidden tests", "kept": "scoring on the hidden tests",
@@ -47,11 +50,11 @@ def find(run: Run, problem: str) -> list[ProblemView]:
 def _json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: not JSON (or not UTF-8), a number too long
         raise BadInput(f"{path}: cannot read it: {exc}") from None
     if not isinstance(data, dict):
         raise BadInput(f"{path}: not a trajectory (a JSON object)")
-    return data
+    return checked(data, shapes.TRAJECTORY, str(path))
 
 
 # --- solve ---------------------------------------------------------------------------------------------------
@@ -82,9 +85,10 @@ def _trajectory_call(position: int, step: dict[str, Any]) -> Call:
 
 
 def _bench_views(path: Path) -> list[ProblemView]:
-    results = read_rows(path / RESULTS)
+    results = checked_rows(path / RESULTS, shapes.RESULT)
     finished = {row.get("key") for row in results}
-    rows = results + [row for row in _last_error(read_rows(path / ERRORS)) if row.get("key") not in finished]
+    failed = _last_error(checked_rows(path / ERRORS, shapes.ERROR))
+    rows = results + [row for row in failed if row.get("key") not in finished]
     names = _config_names(rows, _labels(path))
     calls, executions = _calls_by_key(path), _executions_by_key(path)
     views = [_bench_view(row, names, calls.get(row.get("key"), []), executions.get(row.get("key"), []))
@@ -107,7 +111,7 @@ def _bench_view(row: dict[str, Any], names: dict[str, str], calls: list[Call],
                 passed=bool(row["passed"]) if "passed" in row else None, ended=failed or _ended(notes, ""),
                 calls=row.get("calls", 0), tokens=row.get("prompt_tokens", 0) + row.get("completion_tokens", 0),
                 seconds=row.get("wall_s", 0.0))
-    scored = Scored(row["tests_passed"], row["tests_total"], row.get("first_failure", "")) \
+    scored = Scored(row.get("tests_passed", 0), row["tests_total"], row.get("first_failure", "")) \
         if "tests_total" in row else None
     view = _view(line, _staged(calls, executions, notes, row.get("strategy", "")), notes, row.get("code", ""),
                  failed or _why(notes))
@@ -120,7 +124,8 @@ def _last_error(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _labels(path: Path) -> dict[str, str]:
-    return {row["config_hash"]: row["label"] for row in read_rows(path / RUNS) if row.get("label")}
+    runs = checked_rows(path / RUNS, shapes.RUN)
+    return {row.get("config_hash", ""): row["label"] for row in runs if row.get("label")}
 
 
 def _config_names(rows: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, str]:
@@ -134,7 +139,7 @@ def _config_names(rows: list[dict[str, Any]], labels: dict[str, str]) -> dict[st
 
 def _calls_by_key(path: Path) -> dict[str, list[Call]]:
     found: dict[str, list[Call]] = defaultdict(list)
-    for row in read_rows(path / CALLS):
+    for row in checked_rows(path / CALLS, shapes.CALL):
         key, _, rest = str(row.get("id", "")).partition("#")
         position = rest.split("#", 1)[0]
         if position.isdigit():
@@ -153,7 +158,7 @@ def _logged_call(position: int, row: dict[str, Any]) -> Call:
 def _executions_by_key(path: Path) -> dict[str, list[Execution]]:
     """Each unit's executions of its last try (the try that wrote its result)."""
     tries: dict[str, dict[str, list[dict]]] = defaultdict(dict)
-    for row in read_rows(path / EXECUTIONS):
+    for row in checked_rows(path / EXECUTIONS, shapes.EXECUTION):
         tries[row.get("key", "")].setdefault(row.get("attempt", ""), []).append(row)
     return {key: [Execution.from_dict(r) for r in sorted(list(by_try.values())[-1], key=lambda r: r.get("n", 0))]
             for key, by_try in tries.items()}
@@ -163,7 +168,7 @@ def _executions_by_key(path: Path) -> dict[str, list[Execution]]:
 
 
 def _view(line: Line, stages: list[Stage], notes: dict[str, Any], program: str, why: str) -> ProblemView:
-    return ProblemView(line=line, stages=stages, program=program, why=why, strategy_stages=notes.get("stages", []),
+    return ProblemView(line=line, stages=stages, program=program, why=why, strategy_stages=_stage_names(notes),
                        kept=[KeptTest.from_dict(t) for t in notes.get("kept", []) if isinstance(t, dict)],
                        rejected=list(notes.get("judge_rejections", [])),
                        oracle_rounds=list(notes.get("oracle_rounds", [])),
@@ -174,7 +179,12 @@ def _ended(notes: dict[str, Any], status: str) -> str:
     """Where the run ended: routing's tier, else the last stage the strategy ran, else the run's status."""
     if isinstance(notes.get("tier"), int):
         return f"tier {notes['tier']}"
-    return (notes.get("stages") or [status or "-"])[-1]
+    return (_stage_names(notes) or [status or "-"])[-1]
+
+
+def _stage_names(notes: dict[str, Any]) -> list[str]:
+    """The stages the strategy ran: a list, or (older runs) the keys of a stage -> usage object."""
+    return list(notes.get("stages") or [])
 
 
 def _why(notes: dict[str, Any]) -> str:

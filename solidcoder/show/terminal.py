@@ -1,6 +1,6 @@
 """`show` in the terminal: the listing as a table, one problem as a tree. Everything a run recorded (program text,
-prompts, replies, test values) is printed as `rich.text.Text` through `terminal_safe`: never read as markup, its
-control characters shown as escapes."""
+prompts, replies, test values, ids, and the counts, which `load` checked are numbers) is printed as `rich.text.Text`
+through `terminal_safe`: never read as markup, its control and bidirectional characters shown as escapes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from solidcoder.commands import terminal_safe
 from solidcoder.core.executions import Execution, TestRun
+from solidcoder.escaping import terminal_safe
 from solidcoder.show.views import Call, Line, ProblemView, Stage
 
 VERDICT = {True: ("PASS", "green"), False: ("FAIL", "red"), None: ("NO VERDICT", "yellow")}
@@ -26,12 +26,12 @@ def verdict(passed: bool | None) -> Text:
 
 
 def listing(lines: list[Line]) -> Table:
-    table = Table(title=f"{len({line.problem for line in lines})} problems, {len(lines)} runs")
+    table = Table(title=safe(f"{len({line.problem for line in lines})} problems, {len(lines)} runs"))
     for column in ("problem", "configuration", "result", "ended", "calls", "tokens", "seconds"):
         table.add_column(column, justify="right" if column in ("calls", "tokens", "seconds") else "left")
     for line in lines:
         table.add_row(safe(line.problem), safe(line.config), verdict(line.passed), safe(line.ended),
-                      str(line.calls), str(line.tokens), f"{line.seconds:.1f}")
+                      safe(str(line.calls)), safe(str(line.tokens)), safe(f"{line.seconds:.1f}"))
     return table
 
 

@@ -8,6 +8,12 @@ stderr (rich), the program to stdout or `--out`, the trajectory under the run di
 input (raised as `BadInput` before anything is written), 3 infrastructure error (a model or the sandbox failed:
 nothing on stdout, one line on stderr saying why; the trajectory so far is on disk), 130 interrupted (Ctrl-C; the
 trajectory so far is on disk, marked "interrupted").
+
+What a person reads is escaped (`solidcoder.escaping.terminal_safe`): the reason, the summary, the progress lines and
+the errors on stderr always; the program on stdout when stdout is a terminal, so a program's escape sequences (a
+clipboard write, a title, a clear screen) and bidirectional controls are shown, never obeyed. Piped or redirected,
+stdout is the program byte for byte, as `--out` writes it; the `# UNVERIFIED` line above it is escaped and one line
+either way, so that it stays a comment.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +29,10 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from solidcoder.errors import BadInput
+from solidcoder.escaping import one_line, terminal_safe
 from solidcoder.problem import Problem, TestCase, load_problem
 from solidcoder.strategies.selection import Selector
 from solidcoder.textproblem import read_problem_text
@@ -143,7 +152,7 @@ def _prepare(opts: SolveOptions, choice: ModelChoice, console: Console):
     check_requirements(strategy, opts)
     prompts = PromptLibrary.from_env(opts.prompts_dir)
     check_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
-    models = build_models(choice, lambda text: console.print(f"{'':>14} {text}", markup=False, highlight=False))
+    models = build_models(choice, lambda text: console.print(Text(terminal_safe(f"{'':>14} {text}"))))
     return strategy, prompts, models
 
 
@@ -151,7 +160,7 @@ def _trajectory(problem: Problem, opts: SolveOptions, strategy, console: Console
     from solidcoder.core.trajectory import Trajectory
 
     run_dir = opts.run_dir or Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
-    console.print(f"[bold cyan]{'strategy':>14}[/] {opts.strategy}", highlight=False)
+    console.print(Text.assemble((f"{'strategy':>14}", "bold cyan"), f" {terminal_safe(opts.strategy)}"))
     return Trajectory(run_dir, {"problem": problem.to_dict(), "strategy": opts.strategy,
                                 "settings": strategy.settings()}, on_step=_progress(console))
 
@@ -159,8 +168,8 @@ def _trajectory(problem: Problem, opts: SolveOptions, strategy, console: Console
 def _report(console: Console, outcome, out: Path | None) -> int:
     """The program (stdout or --out) and the summary; a model or sandbox failure is one line and exit 3."""
     if outcome.status == "infrastructure_error":
-        console.print(f"error: {outcome.reason} (trajectory: {outcome.trajectory.path})", markup=False,
-                      highlight=False, soft_wrap=True)
+        console.print(Text(one_line(f"error: {outcome.reason} (trajectory: {outcome.trajectory.path})")),
+                      soft_wrap=True)
         return EXIT_CODES[outcome.status]
     _write_code(outcome.code, outcome.verified, outcome.status, outcome.reason, out)
     _print_summary(console, outcome)
@@ -171,8 +180,7 @@ def _interrupted(console: Console, trajectory) -> int:
     """Ctrl-C: the trajectory so far is kept, marked interrupted; exit 130 as a shell reports SIGINT."""
     trajectory.outcome = {"status": "interrupted", "reason": "interrupted (Ctrl-C)", "verified": False}
     trajectory.save()
-    console.print(f"interrupted: the trajectory so far is in {trajectory.path}", markup=False, highlight=False,
-                  soft_wrap=True)
+    console.print(Text(terminal_safe(f"interrupted: the trajectory so far is in {trajectory.path}")), soft_wrap=True)
     return 130
 
 
@@ -207,8 +215,6 @@ def _progress(console: Console):
     as the run's last line (or the summary's title) says why, once, and the trajectory holds the whole message."""
     from itertools import count
 
-    from rich.text import Text
-
     calls = count(1)
 
     def show(step: dict) -> None:
@@ -216,15 +222,18 @@ def _progress(console: Console):
         done = f"{tokens}, replayed (not sent again)" if step.get("replayed") else \
             f"{tokens}, {step.get('latency_s', 0):.1f} s"
         how = f"failed ({step['error'].split(':', 1)[0]})" if "error" in step else done
-        console.print(Text.assemble((f"model call {next(calls)}: ", "bold cyan"), f"{step['template']}  {how}"))
+        console.print(Text.assemble((f"model call {next(calls)}: ", "bold cyan"),
+                                    terminal_safe(f"{step['template']}  {how}")))
 
     return show
 
 
 def _write_code(code: str, verified: bool, status: str, reason: str, out: Path | None) -> None:
-    code = code if verified else f"# UNVERIFIED ({status}): {reason}\n{code}"
+    """The program to `out`, or to stdout: escaped on a terminal, byte for byte when piped or redirected."""
+    code = code if verified else f"# UNVERIFIED ({status}): {one_line(reason)}\n{code}"
     if out is None:
-        print(code, end="" if code.endswith("\n") else "\n")
+        shown = terminal_safe(code) if sys.stdout.isatty() else code
+        print(shown, end="" if shown.endswith("\n") else "\n")
         return
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     tmp.write_text(code, encoding="utf-8")
@@ -242,11 +251,10 @@ def _prerank_row(header: dict) -> list[tuple[str, str]]:
 def _print_summary(console: Console, outcome) -> None:
     """The outcome and what it cost (calls made while sampling for --prerank are counted and shown apart). Cells wrap
     rather than being cut at a narrow terminal, and the trajectory's path goes on a line of its own, whole."""
-    from rich.text import Text
-
     trajectory, attempt = outcome.trajectory, outcome.attempt
     style = {"verified": "green", "unverified": "yellow"}.get(outcome.status, "red")
-    table = Table(title=Text.assemble((outcome.status, style), f": {outcome.reason}"), show_header=False)
+    table = Table(title=Text.assemble((outcome.status, style), f": {terminal_safe(outcome.reason)}"),
+                  show_header=False)
     table.add_column(overflow="fold")
     table.add_column(overflow="fold")
     usage, stages = trajectory.usage, attempt.stages if attempt else []
@@ -257,6 +265,6 @@ def _print_summary(console: Console, outcome) -> None:
             ("tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"),
             ("cost", f"${usage.cost_usd:.4f}"), ("time", f"{trajectory.elapsed_s():.1f} s")]
     for name, value in rows:
-        table.add_row(name, str(value))
+        table.add_row(name, Text(terminal_safe(str(value))))
     console.print(table)
-    console.print(f"trajectory: {trajectory.path}", markup=False, highlight=False, soft_wrap=True)
+    console.print(Text(terminal_safe(f"trajectory: {trajectory.path}")), soft_wrap=True)
