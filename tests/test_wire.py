@@ -286,3 +286,10 @@ def test_a_builtin_type_or_function_arrives_as_the_receivers_own():
 def test_a_builtin_name_that_is_no_builtin_type_or_function_is_a_wire_error(name):
     with pytest.raises(wire.WireError):
         wire.decode(json.dumps({"B": name}).encode())
+
+
+def test_a_datetime_with_a_timezone_is_not_sent_without_it():
+    aware = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+    with pytest.raises(wire.WireError):
+        wire.encode(aware)
+    assert type(wire.decode(wire.encode(aware, lambda value: wire.Handle(3)))) is wire.Handle

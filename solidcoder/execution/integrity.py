@@ -42,7 +42,7 @@ import warnings
 # and of every solidcoder module it reaches), and a few a test script changes in passing.
 OWN_MODULES = ("solidcoder.execution.referee", "solidcoder.execution.wire", "solidcoder.execution.compare",
                "solidcoder.execution.harness", "solidcoder.execution.proxies", "solidcoder.execution.integrity",
-               "solidcoder.matching")
+               "solidcoder.matching", "solidcoder.execution.raised", "solidcoder.execution.stdlib_values")
 STDLIB_MODULES = ("builtins", "sys", "os", "posix", "json", "json.decoder", "json.encoder", "json.scanner", "math",
                   "cmath", "re", "select", "signal", "struct", "time", "decimal", "fractions", "warnings",
                   "collections", "collections.abc", "functools", "itertools", "operator", "random", "_thread",

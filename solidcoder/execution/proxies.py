@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
 import threading
 import time
 from typing import Any
 
 from solidcoder.execution import wire
+from solidcoder.execution.raised import ProgramError, program_raised
 
 REQUESTS, REPLIES, PIDFD = 4, 5, 6  # the candidate's request and reply pipes, and a pidfd that can kill it
 
@@ -47,10 +47,6 @@ class CandidateLost(BaseException):
     """The candidate's process is gone (it exited, crashed or was killed): no later call can be answered."""
 
 
-class ProgramError(Exception):
-    """The program raised an exception that is not a builtin one (its class name is in the message)."""
-
-
 class Channel:
     """The two pipes to the candidate, with the current test's deadline and what became of the candidate.
 
@@ -68,7 +64,7 @@ class Channel:
         self.timed_out = False
         self.lock = threading.RLock()
         self.proxies: dict[int, RemoteObject] = {}  # handle number -> its proxy, so that `is` works as in the program
-        self.classes: dict[tuple, type] = {}  # judge-side classes for the program's own exception classes
+        self.classes: dict[tuple, type] = {}  # judge-side classes made for the program's (`made`)
 
     def ask(self, request: tuple) -> tuple:
         with self.lock:
@@ -168,14 +164,21 @@ class Channel:
             found = self.proxies[handle.id] = kind(self, handle.id)
         return found
 
+    def made(self, name: str, bases: tuple[type, ...], namespace: dict | None = None,
+             fallback: str = "ProgramException") -> type:
+        """A judge-side class named as one of the program's (`fallback` where the name is no identifier) under
+        `bases`: the same class for the same name and bases within a run, so `type(a) is type(b)` holds as in the
+        program."""
+        key = (name, bases)
+        if key not in self.classes:
+            body = {"__module__": "solution", **(namespace or {})}
+            self.classes[key] = type(name if name.isidentifier() else fallback, bases, body)
+        return self.classes[key]
+
     def _proxy_class(self, name: str) -> type:
         """A subclass of RemoteObject named as the program's class, so that `type(obj).__name__` reads as in plain
-        Python (the same class for the same name within a run)."""
-        name = name if name.isidentifier() else "RemoteObject"
-        key = ("proxy", name)
-        if key not in self.classes:
-            self.classes[key] = type(name, (RemoteObject,), {"__module__": "solution", "__slots__": ()})
-        return self.classes[key]
+        Python."""
+        return self.made(name, (RemoteObject,), {"__slots__": ()}, "RemoteObject")
 
 
 class Remote:
@@ -358,8 +361,7 @@ def _derived(channel: Channel, value: wire.Derived) -> Any:
     base = type(value.value)
     if base not in _DERIVABLE:
         return value.value
-    made = channel.classes.setdefault(("derived", value.name, base), _derived_class(value.name, base))
-    instance = made(value.value)
+    instance = channel.made(value.name, (base,), _DERIVED_BODY, "ProgramValue")(value.value)
     instance.__dict__.update(_sc_handle=value.handle.id, _sc_proxy=channel.proxy(value.handle))
     return instance
 
@@ -367,18 +369,17 @@ def _derived(channel: Channel, value: wire.Derived) -> Any:
 _DERIVABLE = (int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
 
 
-def _derived_class(name: str, base: type) -> type:
-    def __getattr__(self, attribute: str) -> Any:
-        if attribute.startswith("_sc_") or attribute in MEMORY_ATTRIBUTES:
-            raise AttributeError(attribute)
-        return getattr(object.__getattribute__(self, "__dict__")["_sc_proxy"], attribute)
+def _derived_getattr(self, attribute: str) -> Any:
+    if attribute.startswith("_sc_") or attribute in MEMORY_ATTRIBUTES:
+        raise AttributeError(attribute)
+    return getattr(object.__getattribute__(self, "__dict__")["_sc_proxy"], attribute)
 
-    def __repr__(self) -> str:
-        return repr(object.__getattribute__(self, "__dict__")["_sc_proxy"])
 
-    name = name if name.isidentifier() else "ProgramValue"
-    return type(name, (base,), {"__getattr__": __getattr__, "__repr__": __repr__, "__module__": "solution",
-                                "_sc_derived": True})
+def _derived_repr(self) -> str:
+    return repr(object.__getattribute__(self, "__dict__")["_sc_proxy"])
+
+
+_DERIVED_BODY = {"__getattr__": _derived_getattr, "__repr__": _derived_repr, "_sc_derived": True}
 
 
 def _incoming(channel: Channel, reply: tuple, args: tuple, kwargs: dict) -> Any:
@@ -391,7 +392,7 @@ def _incoming(channel: Channel, reply: tuple, args: tuple, kwargs: dict) -> Any:
         return args[reply[3]] if type(reply[3]) is int else kwargs[reply[3]]
     if kind == "raised" and len(reply) in (4, 5):
         detail = reply[4] if len(reply) == 5 else None
-        raise _program_raised(str(reply[1])[:100], str(reply[2])[:500], str(reply[3])[:300], detail, channel)
+        raise program_raised(str(reply[1])[:100], str(reply[2])[:500], str(reply[3])[:300], detail, channel.made)
     channel.kill("sent a reply that is not a message")
     raise CandidateLost(channel.lost)
 
@@ -432,78 +433,6 @@ def _rebuilt_like(kind: type, items: list) -> Any:
     if kind is type({}.items()):
         return dict(items).items()
     return iter(items)
-
-
-def _program_raised(name: str, message: str, where: str, detail: Any = None, channel: Channel | None = None) \
-        -> Exception:
-    """The program's exception as the test sees it: its own class where that is a stdlib exception class the judge
-    already holds (`ValueError`, `statistics.StatisticsError`, `json.JSONDecodeError`), else a judge-side class of
-    the same name under the most derived such class it inherits from (so `except ValueError` catches the program's
-    `ValueError` subclass), with the program's args when they were plain. Never StopIteration or its kind, nor an
-    exception that is not an `Exception` (a ProgramError naming it). `program_raised` keeps its text and where."""
-    text = f"{name}: {message}" if message else name
-    classes, args, attributes = _detail(detail, name)
-    found = next((cls for cls in map(_held_class, classes) if cls is not None), None)
-    if found is None or found is ProgramError:
-        exc = ProgramError(text)
-    else:
-        exact = found if _held_class(classes[0]) is found else _program_class(channel, name, found)
-        exc = _made(exact, args, message)
-        for key, value in attributes.items():
-            if type(key) is str and key.isidentifier() and not key.startswith("__"):
-                with contextlib.suppress(Exception):
-                    setattr(exc, key, value)
-    exc.program_raised = (text, where)
-    return exc
-
-
-def _detail(detail: Any, name: str) -> tuple[list, tuple | None, dict]:
-    """The reported classes (each a (module, qualified name) pair of strings), args and attributes; the name alone
-    for a reply without them, as the builtin of that name."""
-    if type(detail) is not tuple or len(detail) != 3 or type(detail[0]) is not tuple:
-        return [("builtins", name)], None, {}
-    classes = [c for c in detail[0] if type(c) is tuple and len(c) == 2 and all(type(x) is str for x in c)]
-    args = detail[1] if type(detail[1]) is tuple else None
-    return classes or [("builtins", name)], args, detail[2] if type(detail[2]) is dict else {}
-
-
-def _held_class(named: tuple[str, str]) -> type | None:
-    """The stdlib exception class of that module and qualified name, among modules the judge has already imported
-    (a program's report never makes the judge import anything). StopIteration's kind and non-Exceptions are
-    ProgramError: raised into a test's own loop (`all(map(candidate, cases))`) a StopIteration would end the loop
-    early and pass the test (PEP 479 turns it into a RuntimeError in a generator for the same reason)."""
-    module, qualname = named
-    found = sys.modules.get(module) if module.split(".")[0] in _STDLIB else None
-    for part in qualname.split(".") if found is not None else ():
-        found = getattr(found, part, None) if part.isidentifier() else None
-    if not isinstance(found, type) or not issubclass(found, BaseException):
-        return None
-    usable = issubclass(found, Exception) and not issubclass(found, (StopIteration, StopAsyncIteration))
-    return found if usable else ProgramError
-
-
-_STDLIB = sys.stdlib_module_names | {"builtins"}
-
-
-def _program_class(channel: Channel | None, name: str, base: type) -> type:
-    """A judge-side class named `name` under `base`, the same one each time within a run."""
-    key = (name if name.isidentifier() else "ProgramException", base)
-    made = channel.classes if channel is not None else {}
-    if key not in made:
-        made[key] = type(key[0], (base,), {"__module__": "solution"})
-    return made[key]
-
-
-def _made(cls: type, args: tuple | None, message: str) -> Exception:
-    """An instance of `cls` with the program's args (its message alone when they were not plain), built by the
-    class's own constructor where the args fit it."""
-    args = (message,) if args is None else args
-    try:
-        return cls(*args)
-    except Exception:  # noqa: BLE001 - a constructor that wants other arguments (UnicodeDecodeError's five)
-        exc = cls.__new__(cls)
-        exc.args = args
-        return exc
 
 
 def apply_mutations(args: tuple, kwargs: dict, changes: Any) -> None:

@@ -6,7 +6,7 @@ most MAX_MESSAGE bytes encoded. A value of another type is sent as what plain Py
 
 * a stdlib value (Fraction, Decimal, the datetime types, bytearray, deque, array, Counter, OrderedDict, defaultdict
   with a builtin factory, UserList, UserDict, UserString) as its parts, rebuilt by its own constructor on the other
-  side (`STDLIB`);
+  side (`stdlib_values.py`);
 * a subclass of a builtin that the program defined (its namedtuple, IntEnum) as `Derived`: its handle with its base
   type's value, when the sender can keep a handle, else as that base value; the standard library's other
   subclasses of builtins as their base value;
@@ -35,13 +35,8 @@ as `obj[1:3]` sends it), {"A": [dtype, shape, items]} a numpy array, {"L": [[...
 
 from __future__ import annotations
 
-import array
 import builtins
-import collections
 import contextlib
-import datetime
-import decimal
-import fractions
 import gc
 import itertools
 import json
@@ -55,6 +50,8 @@ import time
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from solidcoder.execution import stdlib_values
 
 MAX_DEPTH = 100
 MAX_MESSAGE = 64 << 20
@@ -163,7 +160,7 @@ def _tree(value: Any, depth: int, keep: Keep | None = None) -> Any:
     if kind is _Array:
         return {"A": [value[0], value[1], _tree(value[2], depth + 1, keep)]}
     if kind is _Object:
-        return {"o": [value[0], _tree(STDLIB[value[0]][1](value[1]), depth + 1, keep)]}
+        return {"o": [value[0], _tree(stdlib_values.STDLIB[value[0]][1](value[1]), depth + 1, keep)]}
     if kind is Derived:
         return {"p": [value.handle.id, value.name, _tree(value.value, depth + 1, keep)]}
     if kind in _SCALARS:
@@ -236,8 +233,8 @@ def plain(value: Any, keep: Keep | None = None) -> Any:
     """The builtin value that `value` equals as plain Python compares it, a stdlib value as its parts (`STDLIB`), a
     subclass of a builtin that the program defined as its base value with a Handle (`Derived`, when `keep` gives
     one); WireError when there is none."""
-    if type(value) in STDLIB_TYPES:
-        return _Object((STDLIB_TYPES[type(value)], value))
+    if stdlib_values.sendable(value):
+        return _Object((stdlib_values.STDLIB_TYPES[type(value)], value))
     for base in (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset):
         if base in type(value).__mro__:  # a real subclass: not one whose `__class__` claims it
             return value if type(value) is base else _derived_or_base(value, base, keep)
@@ -301,74 +298,7 @@ class Derived:
         self.handle, self.name, self.value = handle, name, value
 
 
-def _parts(*names: str) -> Callable[[Any], list]:
-    return lambda value: [getattr(value, name) for name in names]
-
-
-def _naive(value: Any) -> bool:
-    return getattr(value, "tzinfo", None) is None
-
-
-_FACTORIES = {kind.__name__: kind for kind in (int, float, complex, str, bytes, list, tuple, dict, set, frozenset,
-                                                bool)}
-# name: (type, its plain parts, the type rebuilt from parts by its own constructor). Sent as {"o": [name, parts]};
-# the receiver checks the parts' types through the constructor (anything else is a malformed value).
-STDLIB: dict[str, tuple[type, Callable[[Any], Any], Callable[[Any], Any]]] = {
-    "Fraction": (fractions.Fraction, _parts("numerator", "denominator"),
-                 lambda p: fractions.Fraction(*_ints(p, 2))),
-    "Decimal": (decimal.Decimal, str, lambda p: decimal.Decimal(_text(p))),
-    "date": (datetime.date, _parts("year", "month", "day"), lambda p: datetime.date(*_ints(p, 3))),
-    "datetime": (datetime.datetime, _parts("year", "month", "day", "hour", "minute", "second", "microsecond", "fold"),
-                 lambda p: datetime.datetime(*_ints(p, 7, 1))),
-    "time": (datetime.time, _parts("hour", "minute", "second", "microsecond", "fold"),
-             lambda p: datetime.time(*_ints(p, 4, 1))),
-    "timedelta": (datetime.timedelta, _parts("days", "seconds", "microseconds"),
-                  lambda p: datetime.timedelta(*_ints(p, 3))),
-    "bytearray": (bytearray, bytes, lambda p: bytearray(_typed(p, bytes))),
-    "deque": (collections.deque, lambda v: [list(v), v.maxlen],
-              lambda p: collections.deque(_typed(p[0], list), _typed(p[1], int, type(None))) if _pair(p) else _bad()),
-    "array": (array.array, lambda v: [v.typecode, v.tolist()],
-              lambda p: array.array(_text(p[0]), _typed(p[1], list)) if _pair(p) and p[0] in _TYPECODES else _bad()),
-    "Counter": (collections.Counter, dict, lambda p: collections.Counter(_typed(p, dict))),
-    "OrderedDict": (collections.OrderedDict, dict, lambda p: collections.OrderedDict(_typed(p, dict))),
-    "defaultdict": (collections.defaultdict, lambda v: [getattr(v.default_factory, "__name__", None)
-                                                       if v.default_factory in _FACTORIES.values() else None, dict(v)],
-                    lambda p: collections.defaultdict(_FACTORIES.get(p[0]), _typed(p[1], dict)) if _pair(p)
-                    else _bad()),
-    "UserList": (collections.UserList, lambda v: list(v.data), lambda p: collections.UserList(_typed(p, list))),
-    "UserDict": (collections.UserDict, lambda v: dict(v.data), lambda p: collections.UserDict(_typed(p, dict))),
-    "UserString": (collections.UserString, lambda v: str(v.data), lambda p: collections.UserString(_text(p))),
-}
-STDLIB_TYPES = {kind: name for name, (kind, _, _) in STDLIB.items()}
-_TYPECODES = frozenset("bBuhHiIlLqQfd")
 _STDLIB_NAMES = sys.stdlib_module_names | {"builtins"}
-
-
-def _bad() -> Any:
-    raise WireError("a malformed stdlib value")
-
-
-def _typed(value: Any, *kinds: type) -> Any:
-    return value if type(value) in kinds else _bad()
-
-
-def _text(value: Any) -> str:
-    return value if type(value) is str and len(value) <= 10_000 else _bad()
-
-
-def _pair(value: Any) -> bool:
-    return type(value) is list and len(value) == 2
-
-
-def _ints(value: Any, count: int, extra: int = 0) -> list[int]:
-    """The first `count` of `value`'s `count + extra` ints (the extra one: the datetime types' `fold`, not kept)."""
-    if type(value) is not list or len(value) != count + extra or not all(type(x) is int for x in value):
-        _bad()
-    return value[:count]
-
-
-def _stdlib_value(name: str, parts: Any) -> Any:
-    return STDLIB[name][2](parts)
 
 
 class _Array(tuple):
@@ -456,8 +386,8 @@ def _rebuilt(tag: str, payload: Any, depth: int) -> Any:
         return iter([_value(item, depth + 1) for item in payload])
     if tag == "B" and type(payload) is str and _builtin_name(getattr(builtins, payload, None)) == payload:
         return getattr(builtins, payload)
-    if tag == "o" and type(payload) is list and len(payload) == 2 and payload[0] in STDLIB:
-        return _stdlib_value(payload[0], _value(payload[1], depth + 1))
+    if tag == "o" and type(payload) is list and len(payload) == 2 and payload[0] in stdlib_values.STDLIB:
+        return stdlib_values.rebuilt(payload[0], _value(payload[1], depth + 1))
     if tag == "p" and type(payload) is list and len(payload) == 3 and type(payload[0]) is int and payload[0] >= 0 \
             and type(payload[1]) is str:
         return Derived(Handle(payload[0]), payload[1][:100], _value(payload[2], depth + 1))
