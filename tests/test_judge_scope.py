@@ -17,6 +17,11 @@ def verdict(pool, code: str, script: str, header: str = ""):
     return Judge(pool).judge(problem, code).verdicts[0]
 
 
+def passes(pool, code: str, script: str) -> None:
+    found = verdict(pool, code, script)
+    assert found.passed, found.detail
+
+
 LISTS = """
 class ListNode:
     def __init__(self, val=0, next=None):
@@ -42,8 +47,7 @@ def g(x):
     ("async def helper():\n    return 1\ndef f(x):\n    return x\n", "assert callable(helper) and f(1) == 1"),
 ])
 def test_a_test_names_what_the_program_defines_or_imports(sandbox_pool, code, script):
-    found = verdict(sandbox_pool, code, script)
-    assert found.passed, found.detail
+    passes(sandbox_pool, code, script)
 
 
 def test_an_imported_module_is_the_judges_own(sandbox_pool):
@@ -68,8 +72,7 @@ def test_a_module_the_program_wrote_is_never_imported_by_the_judge(sandbox_pool)
            "os.chdir('/tmp')\nimport planted\ndef f(x):\n    return x\n"
     script = "try:\n    planted\nexcept NameError:\n    pass\nelse:\n    raise AssertionError('imported')\n" \
              "assert f(1) == 1"
-    found = verdict(sandbox_pool, code, script)
-    assert found.passed, found.detail
+    passes(sandbox_pool, code, script)
 
 
 def test_the_headers_names_and_the_tests_own_stand(sandbox_pool):

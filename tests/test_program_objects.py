@@ -24,6 +24,11 @@ def judged(pool, code: str, script: str, time_limit_s: float = 5.0):
     return report.verdicts[0]
 
 
+def passes(pool, code: str, script: str, time_limit_s: float = 5.0) -> None:
+    found = judged(pool, code, script, time_limit_s)
+    assert found.passed, found.detail
+
+
 ALWAYS_EQUAL = "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
 
 
@@ -168,8 +173,7 @@ def catches(call: str, clause: str, then: str = "pass") -> str:
      "        errors.append(type(e))\nassert errors[0] is errors[1] and errors[0].__name__ == 'Mine'"),
 ])
 def test_the_programs_exception_arrives_as_its_class_with_its_args(sandbox_pool, code, script):
-    found = judged(sandbox_pool, code, script)
-    assert found.passed, found.detail
+    passes(sandbox_pool, code, script)
 
 
 POSING = "type('Fake', (Exception,), {'__module__': 'solidcoder.execution.proxies', '__qualname__': 'TestTimeout'})"
@@ -184,15 +188,13 @@ POSING = "type('Fake', (Exception,), {'__module__': 'solidcoder.execution.proxie
 def test_an_exception_cannot_end_the_tests_loop_or_pose_as_the_judges(sandbox_pool, code):
     script = "caught = []\nfor i in range(3):\n    try:\n        f(i)\n    except Exception as e:\n" \
              "        caught.append(type(e).__name__)\nassert len(caught) == 3, caught"
-    found = judged(sandbox_pool, code, script)
-    assert found.passed, found.detail
+    passes(sandbox_pool, code, script)
 
 
 def test_a_million_pair_answer_is_judged_within_the_programs_limit(sandbox_pool):
     """Plain Python builds it in well under a second; sending it must not turn the right answer into a timeout."""
     code = "def f(n):\n    return [(i, i + 1) for i in range(n)]\n"
-    found = judged(sandbox_pool, code, "r = f(10**6)\nassert len(r) == 10**6 and r[-1] == (999999, 1000000)")
-    assert found.passed, found.detail
+    passes(sandbox_pool, code, "r = f(10**6)\nassert len(r) == 10**6 and r[-1] == (999999, 1000000)")
 
 
 def test_a_program_that_stalls_its_own_sending_gains_only_the_allowance(sandbox_pool):
@@ -248,8 +250,7 @@ def f(x):
     "assert f(bytearray(b'a')) == bytearray(b'aa') and f(collections.UserList([1])) == [1, 1]",
 ])
 def test_values_cross_as_what_they_are(sandbox_pool, script):
-    found = judged(sandbox_pool, VALUES, "import collections\n" + script)
-    assert found.passed, found.detail
+    passes(sandbox_pool, VALUES, "import collections\n" + script)
 
 
 @pytest.mark.parametrize("script", ["assert liar() == 7", "assert 7 == liar()", "assert liar() in [7]",
@@ -288,8 +289,7 @@ def grow(xs):
     "xs = [0]\nys = f(xs)\nys.append(2)\nassert xs == [0, 2]",
 ])
 def test_classes_builtins_and_the_tests_own_objects_keep_what_they_are(sandbox_pool, script):
-    found = judged(sandbox_pool, CLASSES, script)
-    assert found.passed, found.detail
+    passes(sandbox_pool, CLASSES, script)
 
 
 GENERATORS = """
@@ -324,8 +324,7 @@ def f(x):
     "assert list(f([1, 2])) == ['1', '2'] and f([1]) != ['1']",
 ])
 def test_a_programs_generator_is_drawn_lazily_where_it_lives(sandbox_pool, script):
-    found = judged(sandbox_pool, GENERATORS, script)
-    assert found.passed, found.detail
+    passes(sandbox_pool, GENERATORS, script)
 
 
 CALLBACKS = """
@@ -355,8 +354,7 @@ def double(x):
     "assert call(lambda: apply(lambda y: y * 3, [1])) == [3]",  # a callback that calls the program again
 ])
 def test_a_tests_callable_reaches_the_program_and_runs_in_the_judge(sandbox_pool, script):
-    found = judged(sandbox_pool, CALLBACKS, script)
-    assert found.passed, found.detail
+    passes(sandbox_pool, CALLBACKS, script)
 
 
 def test_callbacks_that_recurse_between_the_test_and_the_program_end_not_hang(sandbox_pool):
@@ -388,5 +386,4 @@ def test_dishonest_twins_fail(sandbox_pool, code, script):
     "assert type(Account.empty()).__name__ == 'Account'",
 ])
 def test_a_programs_object_reads_as_its_class(sandbox_pool, script):
-    found = judged(sandbox_pool, CLASSES, script)
-    assert found.passed, found.detail
+    passes(sandbox_pool, CLASSES, script)
