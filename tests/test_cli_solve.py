@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from scripted_server import status
+from solve_runs import trajectory_file
 from stage_router import BAD, template_of
 from terminal import run_in_terminal
 
@@ -41,7 +42,7 @@ def test_verified_program_on_stdout_with_summary_and_trajectory(router, scripted
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("def add(a, b):") and "UNVERIFIED" not in done.stdout
     assert "verified" in done.stderr and "model calls" in done.stderr and "EDGE CASES" not in done.stdout
-    trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
+    trajectory = json.loads(trajectory_file(tmp_path / "run").read_text())
     assert trajectory["outcome"]["verified"] and trajectory["problem"]["entry_point"] == "add"
     assert trajectory["strategy"] == "solidcoder+" and trajectory["settings"]["monotonic"]
     assert trajectory["usage"]["calls"] == len(scripted_server.chat_requests())
@@ -57,7 +58,7 @@ def test_out_file_and_extra_tests(router, scripted_server, add_txt, tmp_path):
                  str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     assert done.stdout == "" and out.read_text().startswith("def add")
-    trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
+    trajectory = json.loads(trajectory_file(tmp_path / "run").read_text())
     assert len(trajectory["problem"]["public_tests"]) == 3
 
 
@@ -88,7 +89,7 @@ def test_fatal_model_error_exit_3_says_why(router, scripted_server, add_txt, tmp
     done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"))
     assert done.returncode == 3
     assert "authentication failed" in done.stderr
-    assert json.loads((tmp_path / "run" / "trajectory.json").read_text())["outcome"]["status"] == \
+    assert json.loads(trajectory_file(tmp_path / "run").read_text())["outcome"]["status"] == \
         "infrastructure_error"
 
 
@@ -117,7 +118,7 @@ def test_loop_flags_set_algorithm_1_and_each_ablation_removes_its_stage(router, 
     flags = ["--no-shift-left", "--no-sim", "--no-oracle", "--no-live", "--no-defensive"]
     done = solve(scripted_server, str(add_txt), "--run-dir", str(tmp_path / "run"), *flags)
     assert done.returncode == 0, done.stderr
-    settings = json.loads((tmp_path / "run" / "trajectory.json").read_text())["settings"]
+    settings = json.loads(trajectory_file(tmp_path / "run").read_text())["settings"]
     assert [settings[k] for k in ("shift_left", "simulation", "oracle", "live", "defensive")] == [False] * 5
     assert (settings["p"], settings["d"], settings["a"], settings["candidates"]) == (1, 1, 1, 1)
     # no edge cases, no simulation, no judge (a crash-only test), no execution (the model traces the test)
@@ -156,7 +157,7 @@ def test_at_80_columns_each_call_says_what_it_cost_and_the_trajectory_path_print
                "--strategy", "solidcoder+", "--model", "openai/scripted-model", "--api-base", scripted_server.url]
     code, out = run_in_terminal(command, cwd=REPO)
     assert code == 0, out
-    assert f"trajectory: {run_dir / 'trajectory.json'}" in out.splitlines() and "…" not in out, out
+    assert f"trajectory: {trajectory_file(run_dir)}" in out.splitlines() and "…" not in out, out
     assert len(re.findall(r"^model call \d+: ", out, re.MULTILINE)) == len(scripted_server.chat_requests())
     first = template_of(scripted_server.chat_requests()[0])
     assert re.search(rf"model call 1: {re.escape(first)}\s+\d+ prompt \+ \d+ completion tokens, \d+\.\d s", out), out

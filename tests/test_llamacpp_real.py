@@ -18,7 +18,7 @@ from processes import interruptible
 
 from solidcoder.models import Budget, Message
 from solidcoder.models.factory import ModelOptions, make_model
-from solidcoder.models.llamacpp import LlamaCppModel
+from solidcoder.models.llamacpp import Generating, LlamaCppModel
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.serve import ServeConfig, Server, probe_models
 from solidcoder.models.settings import load_settings
@@ -73,14 +73,15 @@ def test_a_schema_constrains_the_embedded_model_to_json_of_its_shape(smollm_gguf
     assert set(reply) == {"answer"} and isinstance(reply["answer"], str) and len(reply["answer"]) <= 20
 
 
-def test_in_process_llama_cpp_runs_one_thread_per_physical_core(smollm_gguf, monkeypatch):
+def test_in_process_llama_cpp_runs_on_the_free_cores_for_prompt_and_generation(smollm_gguf, monkeypatch):
     from solidcoder.models.llamacpp import physical_cores
 
     monkeypatch.delenv("SOLIDCODER_THREADS", raising=False)  # the default, whatever the caller's shell sets
     model = make_model(str(smollm_gguf), ModelOptions())
     model.complete(ASK, temperature=0.0, max_tokens=4)
     assert 1 <= physical_cores() <= len(os.sched_getaffinity(0))
-    assert model._llama.n_threads == physical_cores()  # llama.cpp's own default is half the logical CPUs
+    assert 1 <= model._llama.n_threads <= physical_cores()  # the load decides how many of them are free
+    assert model._llama.n_threads_batch == model._llama.n_threads  # llama.cpp's own would be every logical CPU
 
 
 def test_threads_come_from_the_flag_then_the_environment_then_the_models_setting(smollm_gguf, monkeypatch):
@@ -100,12 +101,16 @@ def test_threads_come_from_the_flag_then_the_environment_then_the_models_setting
 
 
 def test_a_generation_reports_how_far_it_got_as_it_goes(smollm_gguf):
-    heard: list[str] = []
+    heard: list[Generating] = []
     model = LlamaCppModel(smollm_gguf, load_settings().get(smollm_gguf.stem), RetryPolicy(attempts=1),
                           on_progress=heard.append, progress_every_s=0.0)  # every token, for the test
     done = model.complete(ASK, temperature=0.0, max_tokens=12)
     assert done.completion_tokens <= len(heard) <= done.completion_tokens + 1  # the end-of-text token is sampled too
-    assert heard[0].startswith("still generating: 1 tokens in ") and f": {len(heard)} tokens in " in heard[-1]
+    assert str(heard[0]).startswith("1 token, ") and str(heard[-1]).startswith(f"{len(heard)} tokens, ")
+    first = len(heard)
+    sampled = model.complete(ASK, temperature=0.8, max_tokens=4, n=2)  # two choices: each its own sample number
+    assert len(sampled.choices) == 2 and {(g.sample, g.samples) for g in heard[first:]} == {(1, 2), (2, 2)}
+    assert str(heard[-1]).startswith("sample 2 of 2, ")
     quiet = LlamaCppModel(smollm_gguf, load_settings().get(smollm_gguf.stem), RetryPolicy(attempts=1))
     assert quiet.complete(ASK, temperature=0.0, max_tokens=12).text == done.text  # the scores are left as they were
 

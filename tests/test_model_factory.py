@@ -105,3 +105,22 @@ def test_nothing_found_offline_says_how_to_provide_a_model(no_model_env, monkeyp
         find_gguf(None, cache=no_model_env / "cache", search_path=[])
     assert str(info.value).startswith(NO_MODEL_HELP)
     assert "\n" not in str(info.value)
+
+
+def test_the_default_thread_count_is_the_cores_the_load_leaves_free_and_at_least_one():
+    from solidcoder.models.llamacpp import free_cores, physical_cores
+
+    cores = physical_cores()
+    assert free_cores(load=0.0) == cores
+    assert free_cores(load=cores - 0.6) == 1  # a busy machine: one thread, not one per core waiting for a core
+    assert free_cores(load=cores + 3.0) == 1
+    assert free_cores(load=0.6) == max(1, cores - 1)
+
+
+def test_the_default_thread_count_follows_the_cpus_this_process_may_use():
+    import subprocess
+    import sys
+
+    one_cpu = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); " \
+              "from solidcoder.models.llamacpp import free_cores; print(free_cores(load=0.0))"
+    assert subprocess.run([sys.executable, "-c", one_cpu], capture_output=True, text=True, check=True).stdout == "1\n"

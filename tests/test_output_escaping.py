@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from scripted_server import reply
+from solve_runs import trajectory_file
 from terminal import run_in_terminal
 from test_cli_solve import ADD_TXT
 
@@ -178,10 +179,10 @@ def bench_run(run_dir: Path, *rows: dict) -> Path:
 
 def test_report_escapes_every_text_of_a_hostile_run_in_its_tables_and_its_page(tmp_path):
     run = bench_run(tmp_path / "run", bench_row("0"), bench_row("1"))
-    done = cli("report", run)
+    done = cli("report", run, "--html", tmp_path / "report.html")
     assert done.returncode == 0, done.stderr
     assert_escaped(done.stdout + done.stderr, "\\x1b]52;c;cHduZWQ=\\x07", "\\x1b[2J", "\\u202e", "m[red]")
-    page = (run / "report.html").read_text(encoding="utf-8")
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<script" not in page.lower() and page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 6
     assert_escaped(page, "\\x1b]52;c;cHduZWQ=\\x07", "\\x1b[2J", "\\u202e")
     listing = cli("show", run)
@@ -196,7 +197,7 @@ def test_a_row_with_a_string_where_a_number_belongs_is_one_line_naming_file_and_
     run = bench_run(tmp_path / "run", bench_row("0"), bench_row("1", **{field: value}))
     for args in ([run], [run, "--problem", "HumanEval/0"]):
         one_clean_line(cli("show", *args), "results.jsonl:2", field)
-    assert_escaped(one_clean_line(cli("report", run), "results.jsonl:2", field))
+    assert_escaped(one_clean_line(cli("report", run, "--html", run / "report.html"), "results.jsonl:2", field))
     assert not (run / "report.html").exists()
 
 
@@ -206,7 +207,7 @@ def test_a_row_with_a_string_where_a_number_belongs_is_one_line_naming_file_and_
 def test_a_malformed_row_in_any_file_report_reads_is_one_line_and_no_page(tmp_path, name, row):
     run = bench_run(tmp_path / "run", bench_row("0"))
     write_rows(run / name, row)
-    one_clean_line(cli("report", run), f"{name}:1")
+    one_clean_line(cli("report", run, "--html", run / "report.html"), f"{name}:1")
     assert not (run / "report.html").exists()
 
 
@@ -235,7 +236,7 @@ def test_solve_piped_prints_the_program_byte_for_byte_and_escapes_everything_els
     scripted_server.script(reply(f"```python\n{SOLVED}```"))
     done = subprocess.run(solve_args(scripted_server, tmp_path), capture_output=True, timeout=180, cwd=REPO)
     assert done.returncode == 1, done.stderr
-    code = json.loads((tmp_path / "run" / "trajectory.json").read_text(encoding="utf-8"))["outcome"]["code"]
+    code = json.loads(trajectory_file(tmp_path / "run").read_text(encoding="utf-8"))["outcome"]["code"]
     header, _, program = done.stdout.decode().partition("\n")
     assert CLIPBOARD in code and program in (code, f"{code}\n")  # byte for byte, as --out would write it
     assert header.startswith("# UNVERIFIED") and "first failure" in header

@@ -115,6 +115,24 @@ def test_clicking_a_summary_expands_its_section_and_lays_out_its_content(committ
     assert body["data-before"] == "false" and body["data-after"] == "true" and float(body["data-height"]) > 0
 
 
+def test_nested_sections_are_indented_under_their_summaries(committed, tmp_path):
+    """A stage's calls sit right of the stage's summary, and a call's reply right of the call's summary."""
+    probe = ("<script>const stage = document.querySelector('section.problem details.stage'); stage.open = true;"
+             "const call = stage.querySelector('details.call'); call.open = true;"
+             "const left = e => String(e.getBoundingClientRect().left); const data = document.body.dataset;"
+             "data.stage = left(stage.querySelector('summary')); data.call = left(call.querySelector('summary'));"
+             "data.reply = left(call.querySelector('pre'));</script>")
+    page = tmp_path / "indented.html"
+    page.write_text(committed.read_text(encoding="utf-8").replace("</body>", probe + "</body>"), encoding="utf-8")
+    body = next(attrs for attrs, _ in render(page).find("body"))
+    assert float(body["data-stage"]) + 8 < float(body["data-call"]) < float(body["data-reply"]) - 8
+
+
+def test_bar_labels_show_one_decimal(committed):
+    labels = [text for attrs, text in render(committed).find("text") if re.fullmatch(r"[0-9.]+", text)]
+    assert "82.5" in labels and "87.5" in labels  # 33 and 35 of 40, not rounded to 82 and 88
+
+
 def test_plots_have_ticks_on_every_axis_and_legends_outside_the_drawing(committed):
     dom = render(committed)
     texts = [text for attrs, text in dom.find("text")]

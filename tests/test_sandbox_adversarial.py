@@ -335,23 +335,46 @@ def test_a_served_candidate_sees_no_host_process_either(judge, host_secret):
     assert report.passed, report.verdicts
 
 
-def test_the_checkout_home_and_work_dirs_are_not_visible(sandbox_pool):
-    package = Path(solidcoder.__file__).resolve().parent
-    home = Path.home()
-    hidden = [package, package.parent, package.parent / "tests", Path("/work"), home / ".bashrc", home / ".cache",
-              home / ".config", home / ".gitconfig", Path("/var"), Path("/opt"), Path("/srv"), Path("/mnt")]
-    probe = f"import json, os\nprint(json.dumps({{p: os.path.exists(p) for p in {[str(p) for p in hidden]!r}}}))"
+def python_places() -> list[Path]:
+    """What the sandbox must show wherever it lives: the venv, the installation under it, the interpreter and any
+    site-packages on the import path (a user site, say)."""
+    places = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    places += [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
+    return [Path(p).resolve() for p in places if p]
+
+
+def way_to_python(folder: Path) -> set[str]:
+    """The entries of `folder` that lead to a Python place (none when none lies under it)."""
+    return {place.relative_to(folder).parts[0] for place in python_places()
+            if place.is_relative_to(folder) and place != folder}
+
+
+def listings_in_sandbox(pool: SandboxPool, folders: list[Path]) -> dict[str, list[str]]:
+    """Each folder's entries as a run sees them ([] where it does not exist)."""
+    probe = ("import json, os\nprint(json.dumps({p: sorted(os.listdir(p)) if os.path.isdir(p) else [] "
+             f"for p in {[str(f) for f in folders]!r}}}))")
+    return json.loads(run_stdout(pool, probe))
+
+
+def test_the_checkout_its_parent_and_home_show_at_most_the_way_to_python(sandbox_pool):
+    """Wherever the venv lives (under the checkout, beside it, in /tmp, in a home folder), a folder holding it shows
+    the run only the entry leading to it: no file of the checkout, no sibling of it (datasets beside a checkout), no
+    file of the home folder."""
+    checkout = Path(solidcoder.__file__).resolve().parents[1]
+    folders = [checkout, checkout.parent, Path.home().resolve(), *map(Path, ("/opt", "/srv", "/mnt", "/var", "/tmp"))]
+    folders = list(dict.fromkeys(f for f in folders if f != Path("/")))
+    seen = listings_in_sandbox(sandbox_pool, folders)
+    assert {str(f): sorted(set(seen[str(f)]) - way_to_python(f)) for f in folders} == {str(f): [] for f in folders}
+
+
+def test_the_checkouts_files_datasets_and_home_files_are_not_found(sandbox_pool, fixture_data):
+    checkout, home = Path(solidcoder.__file__).resolve().parents[1], Path.home()
+    wanted = [checkout / "solidcoder" / "__init__.py", checkout / "pyproject.toml", checkout / "tests",
+              checkout / "benchmarks" / "results", *sorted(fixture_data.glob("*.jsonl")), home / ".bashrc",
+              home / ".gitconfig", home / ".ssh", home / ".config", home / ".cache" / "huggingface"]
+    hidden = [p for p in wanted if not any(place.is_relative_to(p) for place in python_places())]
+    probe = f"import json, os\nprint(json.dumps({{p: os.path.lexists(p) for p in {[str(p) for p in hidden]!r}}}))"
     assert json.loads(run_stdout(sandbox_pool, probe)) == {str(p): False for p in hidden}
-
-
-def test_the_home_dir_shows_at_most_the_way_to_python(sandbox_pool):
-    home, prefix = Path.home(), Path(sys.base_prefix).resolve()
-    shown = json.loads(run_stdout(sandbox_pool, f"import json, os\nprint(json.dumps(os.path.exists({str(home)!r}) and "
-                                                f"os.listdir({str(home)!r})))"))
-    if prefix.is_relative_to(home):  # e.g. pyenv under /root: only the directory leading to it
-        assert shown == [prefix.relative_to(home).parts[0]]
-    else:
-        assert shown is False
 
 
 def test_the_stdlib_and_installed_packages_still_import(sandbox_pool):

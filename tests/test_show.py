@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from show_support import COMMITTED, REPO, fresh_bench_run
+from solve_runs import trajectory_file
 from stage_router import StageRouter
+from terminal import run_in_terminal
 from test_bench_strategies import ADD, BAD, GOOD, run
 from test_ldb import DEBUG as LDB_DEBUG
 from test_solve_strategy import add_problem, solve
@@ -20,6 +25,7 @@ from solidcoder.show.html import problems_html
 from solidcoder.show.load import load_run
 from solidcoder.strategies import make_strategy
 
+PEERS = REPO / "benchmarks" / "results" / "humaneval_dev40_qwen05b_peers"  # recorded with its executions
 ESCAPED_PROGRAM = "```python\ndef add(a, b):\n    s = '\x1b]0;pwned\x07 [bold red]markup[/]'\n    return a + b\n```"
 
 
@@ -102,6 +108,7 @@ def test_show_works_the_same_on_a_solve_run_directory(scripted_server, tmp_path)
     run = tmp_path / "run"
     done = solve(scripted_server, add_problem(tmp_path), "--run-dir", str(run))
     assert done.returncode == 0, done.stderr
+    run = trajectory_file(run).parent  # the run's own directory under --run-dir
     [line] = shown(run)
     assert line["passed"] and line["ended"] == "tier 0" and line["calls"] == 1 and line["config"] == "solidcoder-routed"
     view = shown(run, "--problem", line["problem"])[0]
@@ -137,3 +144,56 @@ def test_the_trace_fed_to_ldbs_debugger_is_shown_with_its_blocks(scripted_server
     page = problems_html([load_run(tmp_path / "run")])
     assert "<details class='trace'><summary>trace fed to the debugger: blocks on assert add(1, 2) == 3" in page
     assert "# a=1\tb=2\t_ret=-1" in page
+
+
+# --- at 80 columns, on a real terminal ------------------------------------------------------------------------------
+
+
+def at_80_columns(*args: str, cwd: Path = REPO) -> list[str]:
+    """The command's lines on an 80-column terminal; none wider, none cut with an ellipsis."""
+    code, out = run_in_terminal([sys.executable, "-m", "solidcoder", *map(str, args)], cwd=cwd)
+    assert code == 0, out
+    assert "…" not in out and all(len(line) <= 80 for line in out.splitlines()), out
+    return out.splitlines()
+
+
+def test_at_80_columns_the_listing_numbers_its_configurations_and_names_each_whole_under_it():
+    lines = at_80_columns("show", COMMITTED)
+    assert lines[-2:] == ["config 1: solidcoder-routed", "config 2: solidcoder-routed:oracle=shared"]
+    configs = Counter(line.split("│")[2].strip() for line in lines if line.startswith("│ HumanEval/"))
+    assert configs == {"1": 40, "2": 40}
+
+
+def test_at_80_columns_a_long_program_line_continues_after_a_mark_and_reads_back_whole():
+    program = shown(PEERS, "--problem", "HumanEval/9")[0]["program"]
+    lines = at_80_columns("show", PEERS, "--problem", "HumanEval/9")
+    start = lines.index("├── final program") + 1
+    block = [line[4:] for line in lines[start:next(i for i in range(start, len(lines)) if lines[i].startswith("└"))]]
+    joined: list[str] = []
+    for line in block:
+        joined = [*joined[:-1], joined[-1] + line[2:]] if line.startswith("↪ ") else [*joined, line]
+    assert any(line.startswith("↪ ") for line in block) and max(map(len, program.splitlines())) > 80
+    assert [line.rstrip() for line in joined] == [line.rstrip() for line in program.split("\n")]
+
+
+def test_the_readmes_first_show_examples_are_runs_recorded_with_executions():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    examples = re.findall(r"^solidcoder show (benchmarks/results/\S+)(?: --problem (\S+))?", readme, re.MULTILINE)
+    assert len(examples) >= 2 and all((REPO / path / "executions.jsonl").stat().st_size > 0 for path, _ in examples)
+    path, problem = next(example for example in examples if example[1])
+    steps = [step["type"] for view in shown(REPO / path, "--problem", problem) if view["executions_recorded"]
+             for stage in view["stages"] for step in stage["steps"]]
+    assert steps.count("execution") >= 2 and "call" in steps
+
+
+def test_report_writes_into_no_run_directory_unless_asked_and_names_configurations_whole(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(COMMITTED, run, ignore=shutil.ignore_patterns("report.html"))
+    before = sorted(path.name for path in run.iterdir())
+    lines = at_80_columns("report", run, cwd=tmp_path)
+    assert sorted(path.name for path in run.iterdir()) == before and sorted(tmp_path.iterdir()) == [run]
+    assert lines[-1] == "add --html FILE for the page with plots and each problem's view"
+    assert any(line.startswith("│ solidcoder-routed:oracle=shared ") for line in lines)
+    assert any(re.match(r"│ solidcoder-routed +│", line) for line in lines)
+    assert at_80_columns("report", run, "--html", "page.html", cwd=tmp_path)[-1] == "wrote page.html"
+    assert sorted(path.name for path in run.iterdir()) == before and (tmp_path / "page.html").is_file()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from processes import interruptible
 from scripted_server import hang, reply
+from solve_runs import trajectory_file
 from stage_router import StageRouter
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,9 +48,9 @@ def test_the_answer_is_the_best_program_seen_and_the_reason_names_the_first_fail
     assert done.returncode == 1, done.stderr
     assert "return 0 if x == 3 else x * x" in done.stdout and "pass\n" not in done.stdout
     first_line = done.stdout.splitlines()[0]
-    assert first_line.startswith("# UNVERIFIED (unverified): 2 of 3 public tests passed; first failure: test 3 ")
+    assert first_line.startswith("# UNVERIFIED: 2 of 3 public tests passed; first failure: test 3 ")
     assert "square(3)" in first_line and "9" in first_line
-    outcome = json.loads((tmp_path / "run" / "trajectory.json").read_text())["outcome"]
+    outcome = json.loads(trajectory_file(tmp_path / "run").read_text())["outcome"]
     assert outcome["code"].startswith("def square(x):\n    return 0 if x == 3")
 
 
@@ -58,7 +59,7 @@ def test_an_unverified_baseline_says_how_many_public_tests_passed(scripted_serve
     done = solidcoder("solve", str(square_problem(tmp_path)), "--strategy", "direct", "--run-dir",
                       str(tmp_path / "run"), *served(scripted_server))
     assert done.returncode == 1 and "no tests ran" not in done.stdout + done.stderr
-    assert done.stdout.startswith("# UNVERIFIED (unverified): 1 of 3 public tests passed; first failure: test 2 ")
+    assert done.stdout.startswith("# UNVERIFIED: 1 of 3 public tests passed; first failure: test 2 ")
 
 
 def test_api_base_without_model_is_bad_input_before_anything_runs(tmp_path):
@@ -89,7 +90,7 @@ def test_an_unreachable_server_is_one_line_on_stderr_exit_3_and_nothing_on_stdou
     assert done.returncode == 3 and done.stdout == ""
     errors = [line for line in done.stderr.splitlines() if "127.0.0.1:9" in line or "onnect" in line]
     assert len(errors) == 1 and errors[0].startswith("error: "), done.stderr
-    outcome = json.loads((tmp_path / "run" / "trajectory.json").read_text())["outcome"]
+    outcome = json.loads(trajectory_file(tmp_path / "run").read_text())["outcome"]
     assert outcome["status"] == "infrastructure_error"
 
 
@@ -105,4 +106,4 @@ def test_ctrl_c_leaves_the_trajectory_marked_interrupted(scripted_server, tmp_pa
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and out == "" and "interrupted" in err
-    assert json.loads((run / "trajectory.json").read_text())["outcome"]["status"] == "interrupted"
+    assert json.loads(trajectory_file(run).read_text())["outcome"]["status"] == "interrupted"

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from solve_runs import trajectory_file
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
@@ -29,7 +30,7 @@ def test_solve_with_a_real_model_agrees_with_check(example, smollm_gguf, tmp_pat
     done = run("solve", str(REPO / "examples" / example), "--gguf", str(smollm_gguf), "--out", str(out),
                "--run-dir", str(run_dir), *SMALL)
     assert done.returncode in (0, 1), done.stderr[-3000:]
-    trajectory = json.loads((run_dir / "trajectory.json").read_text())
+    trajectory = json.loads(trajectory_file(run_dir).read_text())
     calls = [s for s in trajectory["steps"] if s["type"] == "call"]
     names = [c["template"] for c in calls]
     assert names[:2] == ["paper/shift_left", "paper/plan_check"] and names[2] in ("paper/plan_refine", "paper/code")
@@ -57,3 +58,20 @@ def assert_check_agrees(trajectory: dict, solution: Path, verified: bool, tmp_pa
         assert (checked.returncode == 0) == verified, checked.stdout
     elif verified:  # stdin property tests are not in the schema: check can only confirm the public part
         assert checked.returncode == 0, checked.stdout
+
+
+def readme_command_1() -> list[str]:
+    """The arguments of README command 1's `solidcoder solve ...`, as a new user pastes it."""
+    line = next(line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("bash scripts/"))
+    return line.split("&& solidcoder ", 1)[1].split()
+
+
+def test_readme_command_1_verifies_its_example_with_the_packaged_model_at_default_settings(smollm_gguf, tmp_path,
+                                                                                           monkeypatch):
+    monkeypatch.delenv("SOLIDCODER_GGUF", raising=False)  # the packaged model, as on a fresh machine
+    monkeypatch.delenv("SOLIDCODER_THREADS", raising=False)
+    args = readme_command_1()
+    assert args[0] == "solve" and all(not arg.startswith("--") for arg in args)  # default settings: no flag
+    done = run(*args, "--run-dir", str(tmp_path / "runs"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not done.stdout.startswith("# UNVERIFIED") and f"def {Path(args[1]).stem}(" in done.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from solve_runs import trajectory_file
 from stage_router import GOOD, StageRouter
 from test_cli_solve import solve
 
@@ -22,10 +23,10 @@ def test_samples_are_pruned_ranked_and_the_best_seeds_the_loop(scripted_server, 
     assert "4 sampled" in progress and "syntax -1" in progress and "tests:3 -1" in progress
     assert router.seen.count("strategies/direct") == 4
     assert "code" not in router.seen  # the seed passed, so the loop wrote no program of its own
-    trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
+    trajectory = json.loads(trajectory_file(tmp_path / "run").read_text())
     assert trajectory["outcome"]["verified"] and "a + b" in done.stdout
     calls = len(scripted_server.chat_requests())  # the summary counts every call made, sampling included
-    assert f"model calls │ {calls} (1 of them sampling)" in progress  # four choices of one request
+    assert f"model calls {calls} (1 of them sampling)" in progress  # four choices of one request
     assert scripted_server.chat_requests()[0].body["n"] == 4
 
 
@@ -59,7 +60,7 @@ def test_prerank_by_agreement_seeds_the_loop_with_the_program_the_generated_test
     done = solve(scripted_server, str(problem), "--prerank", "3", "--selector", "agreement", "--strategy",
                  "solidcoder+", "--run-dir", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
-    trajectory = json.loads((tmp_path / "run" / "trajectory.json").read_text())
+    trajectory = json.loads(trajectory_file(tmp_path / "run").read_text())
     assert trajectory["prerank"]["selector"] == "agreement"
     assert router.seen[:4] == ["strategies/direct"] * 3 + ["refinements/generated_tests"]  # three choices, one call
     assert "code" not in router.seen  # the seed passed, so the loop wrote no program of its own

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from scripted_server import reply
+from solve_runs import trajectory_file
 from stage_router import BAD, GOOD, StageRouter, template_of
 from test_cli_solve import ADD_TXT
 
@@ -29,7 +30,7 @@ def add_problem(tmp_path: Path) -> Path:
 
 
 def trajectory(tmp_path: Path) -> dict:
-    return json.loads((tmp_path / "run" / "trajectory.json").read_text())
+    return json.loads(trajectory_file(tmp_path / "run").read_text())
 
 
 def test_direct_writes_the_program_and_records_its_one_call(scripted_server, tmp_path):

@@ -23,6 +23,7 @@ from solidcoder.execution.executor import parse_executor
 from solidcoder.prompting import PromptLibrary
 from solidcoder.requirements import check_installed
 from solidcoder.store import ERRORS, RESULTS, AppendLog, ResultStore, read_rows
+from solidcoder.wording import counted
 
 Echo = Callable[[str], None]
 TRACE_TEMPLATES = ("tasks/trace_output", "tasks/trace_variable")  # what a trace-inference run renders
@@ -96,7 +97,8 @@ def _prepare(opts: BenchOptions, prompts: PromptLibrary) -> tuple[list, object, 
     check_installed(strategy.requires, f"--strategy {opts.strategy}")
     problems, report = load_dataset(opts.dataset, opts.data)
     unscorable = [p.id for p in problems if not p.hidden_tests]
-    notes = report.lines() + ([f"skipped {len(unscorable)} problems without hidden tests"] if unscorable else [])
+    notes = report.lines() + ([f"skipped {counted(len(unscorable), 'problem')} without hidden tests"]
+                              if unscorable else [])
     return [p for p in problems if p.hidden_tests], strategy, notes
 
 
@@ -219,8 +221,9 @@ def _print_summary(run_dir: Path, spec: RunSpec, totals: RunTotals, echo: Echo) 
               and r.get("model") == spec.model and r.get("dataset") == spec.dataset]
     for s in summarize(results, errors):
         scores = ", ".join(f"pass@{k} {v * 100:.1f}%" for k, v in s.pass_at.items())
-        echo(f"{s.dataset} / {s.strategy} / {s.model}: {s.problems} problems scored, {scores or 'nothing scored'}; "
-             f"{s.infra_errors} infrastructure errors (excluded; rerun to retry)")
+        echo(f"{s.dataset} / {s.strategy} / {s.model}: {counted(s.problems, 'problem')} scored, "
+             f"{scores or 'nothing scored'}; {counted(s.infra_errors, 'infrastructure error')} (excluded; rerun to "
+             "retry)")
     if totals.stopped:
         echo(f"stopped early: {totals.stopped}")
 
@@ -238,6 +241,8 @@ def run_report(run_dirs: list[Path], html_path: Path | None, echo: Echo = print,
         raise BadInput("no results in the given run directories")
     problems = problems_html([load_run(run_dir) for run_dir in run_dirs])  # every file read (and checked) first
     print_tables(summaries)
-    target = html_path or run_dirs[0] / "report.html"
-    write_html(summaries, target, run_dirs, problems)
-    echo(f"wrote {target}")
+    if html_path is None:  # a run directory (often committed) is never written to unless asked
+        echo("add --html FILE for the page with plots and each problem's view")
+        return
+    write_html(summaries, html_path, run_dirs, problems)
+    echo(f"wrote {html_path}")

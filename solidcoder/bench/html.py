@@ -73,7 +73,7 @@ def _bar(s: Summary, x: float, width: float, color: str) -> str:
     return (f'<rect x="{x:.1f}" y="{_y(s.pass1):.1f}" width="{width:.1f}" height="{_y(0) - _y(s.pass1):.1f}" '
             f'fill="{color}"><title>{html_safe(method(s))}: {s.pass1 * 100:.1f}% '
             f'[{low * 100:.1f}, {high * 100:.1f}]</title></rect>{_whisker(middle, low, high)}'
-            f'<text x="{middle:.1f}" y="{_y(high) - 4:.1f}" text-anchor="middle">{s.pass1 * 100:.0f}</text>')
+            f'<text x="{middle:.1f}" y="{_y(high) - 4:.1f}" text-anchor="middle">{s.pass1 * 100:.1f}</text>')
 
 
 def _whisker(x: float, low: float, high: float) -> str:

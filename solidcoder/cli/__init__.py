@@ -162,7 +162,8 @@ ExtraTests = Annotated[Path | None, typer.Option("--tests", metavar="FILE", help
                                                  "tests.")]
 Gguf = Annotated[Path | None, typer.Option("--gguf", metavar="FILE", help="GGUF file for the embedded model.")]
 Out = Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write the program here instead of stdout.")]
-TrajectoryDir = Annotated[Path | None, typer.Option("--run-dir", metavar="DIR", help="Where trajectory.json goes.")]
+TrajectoryDir = Annotated[Path | None, typer.Option("--run-dir", metavar="DIR", help="Parent of the run's own "
+                                                   "directory (default .solidcoder/runs); rerun to resume.")]
 Prerank = Annotated[int, typer.Option("--prerank", min=0, help="Sample N programs, prune and rank them, and start "
                                       "from the best.")]
 Selection = Annotated[str, typer.Option("--selector", metavar="NAME", help="How --prerank picks among its surviving "
@@ -291,13 +292,14 @@ def bench(
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories to compare side by side.",
                                                    metavar="RUN_DIR...")],
-    html: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="HTML output (default "
-                                              "RUN_DIR/report.html).")] = None,
+    html: Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Also write the self-contained HTML "
+                                              "report (plots, each problem's view) to FILE; none without it.")]
+    = None,
     same_problems: Annotated[bool, typer.Option("--same-problems", help="Score only problems every run finished.")]
     = False,
     ids: Ids = None,
 ) -> None:
-    """Print pass@1 and cost tables for run directories and write a self-contained HTML report.
+    """Print pass@1 and cost tables for run directories; with --html, also write a self-contained HTML report.
 
     Example: solidcoder report runs/direct runs/solidcoder --html report.html
     """
@@ -308,7 +310,8 @@ def report(
 
 @app.command(cls=Command)
 def show(
-    path: Annotated[Path, typer.Argument(help="A bench run directory or a solve run directory.", metavar="PATH")],
+    path: Annotated[Path, typer.Argument(help="A bench or solve run directory, its trajectory.json, or a "
+                                         "parent of run directories.", metavar="PATH")],
     problem: Annotated[str | None, typer.Option("--problem", metavar="ID", help="One problem of the run, by its id: "
                                                 "its stages, calls and executions as a tree.")] = None,
     full: Annotated[bool, typer.Option("--full", help="Prompts, replies and programs whole, not shortened.")] = False,

@@ -31,7 +31,8 @@ MaxCalls = Annotated[int | None, typer.Option("--max-calls", min=1, help="Model 
 MaxTokens = Annotated[int | None, typer.Option("--max-tokens", help="Completion tokens per call.")]
 Threads = Annotated[int | None, typer.Option("--threads", min=1, envvar="SOLIDCODER_THREADS", show_envvar=True,
                                              help="CPU threads of the embedded llama.cpp model (default: the "
-                                             "model's n_threads setting, else one per physical core).")]
+                                             "model's n_threads setting, else the physical cores not already "
+                                             "busy: cores less the 1-minute load average, at least 1).")]
 DataFile = Annotated[Path | None, typer.Option("--data-file", metavar="FILE",
                                                help="Local copy of the dataset (offline).")]
 MaxSteps = Annotated[int | None, typer.Option("--max-steps", help="Optimizer updates.")]

@@ -10,6 +10,7 @@ import typer
 from solidcoder.cli.help import Command, Commands
 from solidcoder.cli.options import EXECUTOR_HELP, DataFile, MaxSteps
 from solidcoder.errors import BadInput
+from solidcoder.wording import counted
 
 train_app = typer.Typer(cls=Commands, no_args_is_help=True,
                         help="Train local models with execution feedback (extra `train`).\n\n"
@@ -54,7 +55,7 @@ def train_coderl_plus(
     except ImportError as exc:
         raise BadInput(f"training needs the train extra: pip install 'solidcoder[train]' ({exc})") from None
     metrics = run_training(cfg)
-    typer.echo(f"trained {cfg.max_steps} steps; model: {run_dir / 'final'}; metrics: {metrics}")
+    typer.echo(f"trained {counted(cfg.max_steps, 'step')}; model: {run_dir / 'final'}; metrics: {metrics}")
 
 
 @train_app.command("orm", cls=Command)

@@ -79,6 +79,7 @@ class CallRecord:
     completion: Completion | None = None
     error: str | None = None
     replayed: bool = False
+    cancelled: bool = False  # the run was stopped while this call was in flight: no reply, or only part of one
 
     @property
     def template(self) -> str:
@@ -147,6 +148,10 @@ class RecordingModel:
             self._record(record)
             if self.one_problem and isinstance(exc, BudgetExceeded):
                 raise ProblemBudgetExceeded(str(exc)) from exc
+            raise
+        except asyncio.CancelledError:  # Ctrl-C in `solve`: the call is kept, marked, and not in the replay log
+            record.error, record.cancelled = "cancelled: stopped (Ctrl-C) before the reply was complete", True
+            self._record(record)
             raise
         self.log.calls.append(record.replay_row())
         return self._record(record)

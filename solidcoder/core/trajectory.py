@@ -2,8 +2,9 @@
 `Execution`, core/executions.py), then the outcome, in order.
 
 A `Trajectory` is written to `<run_dir>/trajectory.json` after every call and at the end (temp file, then
-`os.replace`), so a run that dies part-way still leaves everything up to its last step on disk. Usage
-totals are summed from the calls recorded here, not from the run-wide `Budget`, so concurrent runs sharing one
+`os.replace`), so a run that dies part-way still leaves everything up to its last step on disk. A run stopped by
+Ctrl-C has the outcome "interrupted"; a call that was in flight is a step with `"cancelled": true` and its error.
+Usage totals are summed from the calls recorded here, not from the run-wide `Budget`, so concurrent runs sharing one
 budget still report their own figures.
 """
 
@@ -85,10 +86,17 @@ class Trajectory:
                 step["choices"] = list(completion.choices)
         if record.error is not None:
             step["error"] = record.error
+        if record.cancelled:
+            step["cancelled"] = True
         self.steps.append(step)
         self.save()
         if self.on_step is not None:
             self.on_step(step)
+
+    def interrupted(self) -> None:
+        """Mark the run stopped by Ctrl-C and write it: the calls recorded so far, the one in flight as cancelled."""
+        self.outcome = {"status": "interrupted", "reason": "interrupted (Ctrl-C)", "verified": False}
+        self.save()
 
     def execution(self, execution: Execution) -> None:
         """One program judged: the tests it ran, each verdict and the first failure (a step of type "execution")."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from solidcoder.errors import BadInput
 from solidcoder.problem import Problem, load_problems
+from solidcoder.wording import counted
 
 _SPACE = re.compile(r"\s+")
 
@@ -31,10 +32,11 @@ class LoadReport:
     selected: int = 0
 
     def lines(self) -> list[str]:
-        out = [f"{self.source}: {self.rows} rows, {self.selected} problems selected"]
+        out = [f"{self.source}: {counted(self.rows, 'row')}, {counted(self.selected, 'problem')} selected"]
         if self.duplicates:
             shown = ", ".join(sorted(set(self.duplicates))[:8])
-            out.append(f"removed {len(self.duplicates)} duplicate rows ({len(set(self.duplicates))} ids: {shown}...)")
+            out.append(f"removed {counted(len(self.duplicates), 'duplicate row')} "
+                       f"({counted(len(set(self.duplicates)), 'id')}: {shown}...)")
         if self.skipped:
             out.append(f"skipped {len(self.skipped)} unusable rows: {'; '.join(self.skipped[:3])}")
         return out

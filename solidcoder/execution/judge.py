@@ -155,7 +155,7 @@ class Judge:
             if finished or stop_at_first_failure and any(not v.passed for v in verdicts):
                 break
             start += len(verdicts)
-        return report
+        return _named_missing(report, code, entry_point, header)
 
     def _calls_job(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits, stop: bool) -> dict:
         return {"mode": "tests", "code": code, "entry_point": entry_point, "test_time_s": limits.wall_s,
@@ -289,6 +289,47 @@ def program_names(code: str) -> dict[str, list]:
     imports = [entry for node in body for entry in _imported(node)]
     return {"defined": [name for name in defined if _bindable(name) and name not in sys.stdlib_module_names],
             "imports": [entry for entry in imports if _bindable(entry[0])]}
+
+
+def missing_entry(code: str, entry_point: str, header: str = "") -> str | None:
+    """"the program defines no class Solution (it defines maxSubArray)" when nothing at the top level of the program
+    (or the problem's header), read here on the trusted side, binds the name the tests call first; None when
+    something may bind it (an assignment, an import, `from m import *`) or the program cannot be read."""
+    root = entry_point.split(".", 1)[0]
+    bound = [_bound_names(source) for source in (header, code)] if root else [None]
+    if None in bound or any(root in names or "*" in names for names in bound):
+        return None
+    kind = "class" if "." in entry_point else "function"
+    defined = ", ".join(program_names(code)["defined"])
+    return f"the program defines no {kind} {root}" + (f" (it defines {defined})" if defined else "")
+
+
+def _bound_names(code: str) -> set[str] | None:
+    """Every name a top-level statement of `code` may bind (a local name too, to err on the side of "bound"); None
+    when `code` does not parse. `*` stands for a star import."""
+    try:
+        body = parse_python(code, filename="solution.py").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    names = {entry[0] for node in body for entry in _imported(node)}
+    names |= {"*" for node in body if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)}
+    for node in (n for statement in body for n in ast.walk(statement)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def _named_missing(report: JudgeReport, code: str, entry_point: str, header: str) -> JudgeReport:
+    """Each test that failed on the entry point's missing name (`KeyError: 'Solution'` in the judge's scope, or a
+    NameError) says so in the user's words (`missing_entry`), as the verdict and as the repair prompt shows it."""
+    missing = missing_entry(code, entry_point, header) if report.failures() else None
+    root = entry_point.split(".", 1)[0]
+    for verdict in report.failures() if missing else ():
+        if verdict.detail.startswith(f"KeyError: '{root}'") or f"name '{root}' is not defined" in verdict.detail:
+            verdict.detail = missing
+    return report
 
 
 def _imported(node: ast.stmt) -> list[list]:

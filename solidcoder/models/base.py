@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from solidcoder.errors import BudgetExceeded
+from solidcoder.wording import counted
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class Budget:
     def _exhausted(self) -> str | None:
         cfg = self.config
         if cfg.max_calls is not None and self.calls >= cfg.max_calls:
-            return f"{self.calls} calls made, cap {cfg.max_calls}"
+            return f"{counted(self.calls, 'call')} made, cap {cfg.max_calls}"
         if cfg.max_tokens is not None and self.tokens >= cfg.max_tokens:
             return f"{self.tokens} tokens used, cap {cfg.max_tokens}"
         if cfg.max_cost_usd is not None and self.cost_usd >= cfg.max_cost_usd:

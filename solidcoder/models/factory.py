@@ -14,12 +14,16 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solidcoder.errors import BadInput
 from solidcoder.models.base import Budget, Model
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import ModelSettings, SettingsTable, load_settings
 from solidcoder.models.transformers_backend import is_transformers_spec
+
+if TYPE_CHECKING:
+    from solidcoder.models.llamacpp import Generating
 
 DEFAULT_ROLE = "default"
 
@@ -35,7 +39,7 @@ class ModelOptions:
     budget: Budget = field(default_factory=Budget)
     settings: SettingsTable | None = None
     threads: int | None = None  # the embedded model's CPU threads (--threads); see `embedded_threads`
-    on_progress: Callable[[str], None] | None = None  # told how a long in-process generation is going
+    on_progress: Callable[[Generating], None] | None = None  # told how a long in-process generation is going
 
     def table(self) -> SettingsTable:
         if self.settings is None:
@@ -92,7 +96,7 @@ def _embedded(gguf: Path | None, options: ModelOptions) -> Model:
 
 
 def embedded_threads(flag: int | None, settings: ModelSettings) -> int | None:
-    """--threads, else $SOLIDCODER_THREADS, else the model's `n_threads` setting; None: one per physical core."""
+    """--threads, else $SOLIDCODER_THREADS, else the model's `n_threads` setting; None: the cores free at load time."""
     env = os.environ.get("SOLIDCODER_THREADS", "").strip()
     if flag is None and env:
         if not env.isdigit() or int(env) < 1:

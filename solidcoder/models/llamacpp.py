@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from solidcoder.models.base import Budget
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.models.settings import ModelSettings
 
-PROGRESS_EVERY_S = 10.0
+PROGRESS_EVERY_S = 1.0  # how often a generation reports (solve's live line; plain lines are fewer)
 DEFAULT_REPO = "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"
 DEFAULT_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 NO_MODEL_HELP = (
@@ -129,6 +129,15 @@ def physical_cores() -> int:
     return max(1, min(allowed, len(cores)))
 
 
+def free_cores(load: float | None = None) -> int:
+    """The default thread count: the physical cores (`physical_cores`) less the CPU already busy, read as the 1-minute
+    load average (`load`, else the system's), rounded, and at least one. On a busy 2-core machine two llama.cpp
+    threads each wait for a core and a short solve took 5-10x longer than with one (issue 39)."""
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(1, physical_cores() - round(load))
+
+
 def _field(block: str, name: str) -> str:
     return next((line.split(":", 1)[1].strip() for line in block.splitlines() if line.startswith(name)), "")
 
@@ -136,10 +145,10 @@ def _field(block: str, name: str) -> str:
 class LlamaCppModel(ChatBackend):
     """A GGUF loaded once, on first use; calls are serialised because a `Llama` object is not thread-safe.
 
-    `n_threads` None means one thread per physical core (`physical_cores`); `--threads`, $SOLIDCODER_THREADS and the
-    `n_threads` setting choose otherwise (`factory.embedded_threads`). llama.cpp itself reuses the part of a
-    prompt that matches the previous call's tokens; the `prompt_cache_mb` setting adds a RAM cache of states, so a
-    prompt can also reuse the prefix of a call made before that.
+    `n_threads` None means the cores that are free when the model loads (`free_cores`); `--threads`,
+    $SOLIDCODER_THREADS and the `n_threads` setting choose otherwise (`factory.embedded_threads`). llama.cpp itself
+    reuses the part of a prompt that matches the previous call's tokens; the `prompt_cache_mb` setting adds a RAM
+    cache of states, so a prompt can also reuse the prefix of a call made before that.
 
     Every call gets its own sampling seed, drawn from `seed` (None: from the OS). llama-cpp-python derives a call's
     seed from the one before, and restoring a cached state restores the seed saved with it, so without an explicit
@@ -157,33 +166,36 @@ class LlamaCppModel(ChatBackend):
         budget: Budget | None = None,
         n_threads: int | None = None,
         seed: int | None = None,
-        on_progress: Callable[[str], None] | None = None,
+        on_progress: Callable[[Generating], None] | None = None,
         progress_every_s: float = PROGRESS_EVERY_S,
     ):
         super().__init__(gguf.stem, settings, policy, budget)
         self.gguf = gguf
-        self.n_threads = n_threads or physical_cores()
+        self.n_threads = n_threads  # None: free_cores() when the model loads
         self._seeds = random.Random(seed)
         self.on_progress, self.progress_every_s = on_progress, progress_every_s  # how far a generation got, how often
         self._llama: Any = None
         self._lock = threading.Lock()
 
-    def _send(self, request: Request) -> Reply:
+    def _send(self, request: Request, stop: threading.Event | None = None) -> Reply:
         with self._lock:
             if self._llama is None:
                 self._llama = self._load()
-            replies = [self._generate(request) for _ in range(request.n)]
+            replies = [self._generate(request, sample, stop) for sample in range(1, request.n + 1)]
         if len(replies) == 1:
             return replies[0]
         # Choices after the first reuse the prompt already in the KV cache (llama.cpp evaluates only the tokens past
         # the longest prefix it holds), so the prompt is counted once, as a server taking `n` bills it.
         return replace(merged(replies), prompt_tokens=replies[0].prompt_tokens)
 
-    def _generate(self, request: Request) -> Reply:
+    def _generate(self, request: Request, sample: int = 1, stop: threading.Event | None = None) -> Reply:
+        if stop is not None and stop.is_set():  # cancelled before this choice began: its reply would be thrown away
+            raise ModelFatalError(f"{self._what()}: cancelled")
         try:
             out = self._llama.create_chat_completion(
                 messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens,
-                seed=self._seeds.randrange(2**32), **_extras(request), **self._heartbeat())
+                seed=self._seeds.randrange(2**32), **_extras(request),
+                **_with_stopper(self._heartbeat(request, sample), stop, self._llama))
         except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
             raise ModelFatalError(f"{self._what()}: {exc}; shorten the input or raise context_window") from exc
         choice, usage = out["choices"][0], out.get("usage") or {}
@@ -194,23 +206,34 @@ class LlamaCppModel(ChatBackend):
             finish_reason=choice.get("finish_reason"),
         )
 
-    def _heartbeat(self) -> dict[str, Any]:
-        """With `on_progress`, a logits processor that counts the tokens as llama.cpp samples them."""
+    def _heartbeat(self, request: Request, sample: int) -> dict[str, Any]:
+        """With `on_progress`, a logits processor that counts the tokens of `request`'s `sample`-th choice as
+        llama.cpp samples them."""
         if self.on_progress is None:
             return {}
-        heartbeat = _Heartbeat(self.on_progress, self.progress_every_s)
+        heartbeat = _Heartbeat(self.on_progress, self.progress_every_s, Generating(request.template, sample, request.n))
         return {"logits_processor": import_llama_cpp().LogitsProcessorList([heartbeat])}
 
     async def _asend(self, request: Request) -> Reply:
-        # Inference blocks; a worker thread keeps the event loop free for other coroutines.
-        return await asyncio.to_thread(self._send, request)
+        """Inference blocks; a worker thread keeps the event loop free for other coroutines. Cancelled (Ctrl-C in
+        `solve`), the generation ends at its next token (`_Stopper`) instead of running on in its thread."""
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(self._send, request, stop)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
+
+    def threads(self) -> int:
+        """The CPU threads llama.cpp runs with: the chosen count, else the cores free now."""
+        return self.n_threads or free_cores()
 
     def _load(self) -> Any:
         llama_cpp = import_llama_cpp()
+        threads = self.threads()  # for the prompt too: llama.cpp's default there is every logical CPU, busy or not
         try:
-            llama = llama_cpp.Llama(
-                model_path=str(self.gguf), n_ctx=self.settings.context_window, n_threads=self.n_threads, verbose=False
-            )
+            llama = llama_cpp.Llama(model_path=str(self.gguf), n_ctx=self.settings.context_window, n_threads=threads,
+                                    n_threads_batch=threads, verbose=False)
         except ValueError as exc:
             raise BadInput(f"cannot load GGUF {self.gguf}: {exc}") from None
         if self.settings.prompt_cache_mb > 0:
@@ -218,20 +241,58 @@ class LlamaCppModel(ChatBackend):
         return llama
 
 
+def _with_stopper(options: dict[str, Any], stop: threading.Event | None, llama: Any) -> dict[str, Any]:
+    """`options` with one more logits processor where `stop` is given: once `stop` is set (the call was cancelled),
+    it leaves the end-of-text token the only one possible, so the generation ends at its next token."""
+    if stop is None:
+        return options
+    processors = [*(options.get("logits_processor") or ()), _Stopper(stop, llama.token_eos())]
+    return {**options, "logits_processor": import_llama_cpp().LogitsProcessorList(processors)}
+
+
+class _Stopper:
+    """A logits processor that ends the generation once `stop` is set: every token but `eos` made impossible."""
+
+    def __init__(self, stop: threading.Event, eos: int):
+        self.stop, self.eos = stop, eos
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.stop.is_set():
+            scores[:] = -float("inf")
+            scores[self.eos] = 0.0
+        return scores
+
+
+@dataclass(frozen=True)
+class Generating:
+    """How far one generation has got: the template its call rendered (None: not known), which of the call's
+    `samples` choices it is (1-based), and its tokens and seconds so far. `str()` is the text a person reads."""
+
+    template: str | None
+    sample: int = 1
+    samples: int = 1
+    tokens: int = 0
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        which = f"sample {self.sample} of {self.samples}, " if self.samples > 1 else ""
+        return f"{which}{self.tokens} {'token' if self.tokens == 1 else 'tokens'}, {self.seconds:.0f} s"
+
+
 class _Heartbeat:
     """Sees each token llama.cpp samples (as a logits processor, scores unchanged) and reports every `every_s`
-    seconds: a long generation on a slow CPU is not mistaken for a hang."""
+    seconds how far `generation` has got: a long generation on a slow CPU is not mistaken for a hang."""
 
-    def __init__(self, report: Callable[[str], None], every_s: float):
-        self.report, self.every_s, self.tokens, self.started = report, every_s, 0, time.monotonic()
-        self.due = self.started + every_s
+    def __init__(self, report: Callable[[Generating], None], every_s: float, generation: Generating):
+        self.report, self.every_s, self.generation, self.started = report, every_s, generation, time.monotonic()
+        self.tokens, self.due = 0, self.started + every_s
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         self.tokens += 1
         now = time.monotonic()
         if now >= self.due:
             self.due = now + self.every_s
-            self.report(f"still generating: {self.tokens} tokens in {now - self.started:.0f} s")
+            self.report(replace(self.generation, tokens=self.tokens, seconds=now - self.started))
         return scores
 
 

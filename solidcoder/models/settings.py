@@ -32,7 +32,8 @@ class ModelSettings:
     # llama.cpp in-process only: a RAM cache of this many MB holding the model state after each call, so a later
     # call whose prompt starts like an earlier one (not only the last one) skips evaluating that prefix. 0 is off.
     prompt_cache_mb: int = 1024
-    # llama.cpp in-process only: CPU threads for generation; 0 picks one per physical core. `--threads` and
+    # llama.cpp in-process only: CPU threads for generation; 0 picks the physical cores not already busy
+    # (`llamacpp.free_cores`: cores less the 1-minute load average, at least 1). `--threads` and
     # $SOLIDCODER_THREADS win over it. On a busy machine fewer threads than cores can be many times faster.
     n_threads: int = 0
     # Servers only: one request may ask for several choices (`n`), as OpenAI and vLLM allow. llama.cpp's server

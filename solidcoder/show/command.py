@@ -10,7 +10,6 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from solidcoder.errors import BadInput
 from solidcoder.escaping import json_safe
 from solidcoder.show.load import find, load_run
 from solidcoder.show.views import ProblemView, trimmed
@@ -18,9 +17,8 @@ from solidcoder.show.views import ProblemView, trimmed
 
 def run_show(path: Path, problem: str | None = None, full: bool = False, as_json: bool = False) -> None:
     """Print the run's listing, or one problem's tree (every configuration that ran it); BadInput for a path that is
-    no run directory or a problem the run does not have."""
-    if not path.is_dir():
-        raise BadInput(f"{path}: no such run directory")
+    no run directory, trajectory file or parent of run directories, or a problem the run does not have. A parent's
+    listing has every run under it."""
     run = load_run(path)
     if problem is None:
         _print_listing(run.lines(), as_json)

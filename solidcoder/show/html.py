@@ -5,7 +5,8 @@ Every value a run recorded (programs, prompts, replies, test values, ids, and th
 numbers) is HTML-escaped by `html_safe`, its control and bidirectional characters shown as `show` shows them; there
 are no scripts. A cell's link is `#` and the view's id; opening a link to an element inside a closed section opens
 it in browsers that follow the HTML standard's fragment rules, and every section also opens by a click on its
-summary.
+summary. Everything a section holds but its summary is indented under the summary, so nested sections (a stage's
+calls, a call's prompt and reply) read as a tree.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from solidcoder.core.executions import Execution, TestRun
 from solidcoder.escaping import html_safe
 from solidcoder.show.load import natural
 from solidcoder.show.views import Call, ProblemView, Run, Stage
+from solidcoder.wording import counted
 
 STYLE = (".grid td{text-align:center;padding:2px 6px}.grid td.problem{text-align:left}"
          ".grid td.pass{background:#d7f0d7}.grid td.fail{background:#f6d5d5}.grid td.none{background:#f6ecc8}"
          ".grid a{color:inherit}section.problem{border-top:2px solid #ccc;margin-top:1.5em}"
-         "details{margin:.3em 0 .3em 1em}summary{cursor:pointer}pre{background:#f6f6f6;padding:.5em;"
+         "details{margin:.3em 0}details>:not(summary){margin-left:1.2em}summary{cursor:pointer}"
+         "pre{background:#f6f6f6;padding:.5em;"
          "white-space:pre-wrap;word-break:break-word;text-align:left}.failure{background:#fbeaea}")
 WORDS = {True: ("pass", "pass"), False: ("fail", "fail"), None: ("none", "no verdict")}
 
@@ -72,7 +75,8 @@ def section(name: str, view: ProblemView) -> str:
     """One problem's view: a heading, each stage, the strategy's tests, the final program and why."""
     line = view.line
     head = (f"<h3>{html_safe(line.problem)}: {html_safe(line.config)}: {WORDS[line.passed][1]}</h3>"
-            f"<p>ended {html_safe(line.ended)}, {html_safe(line.calls)} calls, {html_safe(line.tokens)} tokens, "
+            f"<p>ended {html_safe(line.ended)}, {html_safe(counted(line.calls, 'call'))}, "
+            f"{html_safe(line.tokens)} tokens, "
             f"{html_safe(f'{line.seconds:.1f}')} s. "
             f"<a href='#grid'>Back to the grid</a></p>")
     missing = "" if view.executions_recorded else \

@@ -1,4 +1,5 @@
-"""Reading a run directory into views: a bench run's logs, or a `solve` run's trajectory.json.
+"""Reading a run directory into views: a bench run's logs, or a `solve` run's trajectory.json; or every run in a
+parent directory (`solve` keeps each run in a directory of its own under one parent), or one trajectory.json.
 
 A bench unit's calls are the calls.jsonl rows under its key (ordered by their place in the unit; the template is
 there since issue 31), its executions the executions.jsonl rows of its last try. Calls and executions go back in
@@ -29,12 +30,33 @@ SCORING = {"hidden": "scoring on the hidden tests", "kept": "scoring on the hidd
 
 
 def load_run(path: Path) -> Run:
-    """The run in `path` (a bench run directory or a `solve` run directory); BadInput when it is neither."""
+    """The run at `path`: a bench or `solve` run directory, a file in one (`trajectory.json`, `results.jsonl`...),
+    or a parent of run directories (`.solidcoder/runs`: every run right under it, each configuration named with its
+    directory); BadInput when it is none of these."""
+    if path.is_file():
+        return load_run(path.parent) if path.name in (RESULTS, ERRORS, CALLS, EXECUTIONS, RUNS) else \
+            Run(str(path), "solve", [_solve_view(_json(path))])
+    if not path.is_dir():
+        raise BadInput(f"{path}: no such run directory or trajectory file")
+    if _is_run(path):
+        return _one_run(path)
+    runs = sorted((child for child in path.iterdir() if child.is_dir() and _is_run(child)), key=lambda c: c.name)
+    if not runs:
+        raise BadInput(f"{path}: not a run directory (no {TRAJECTORY}, {RESULTS} or {ERRORS}), and no run directory "
+                       f"under it")
+    views = [replace(view, line=replace(view.line, config=f"{view.line.config} ({run.name})"))
+             for run in runs for view in _one_run(run).problems]
+    return Run(str(path), "runs", views)
+
+
+def _is_run(path: Path) -> bool:
+    return any((path / name).is_file() for name in (TRAJECTORY, RESULTS, ERRORS))
+
+
+def _one_run(path: Path) -> Run:
     if (path / TRAJECTORY).is_file():
         return Run(str(path), "solve", [_solve_view(_json(path / TRAJECTORY))])
-    if (path / RESULTS).is_file() or (path / ERRORS).is_file():
-        return Run(str(path), "bench", _bench_views(path))
-    raise BadInput(f"{path}: not a run directory (no {TRAJECTORY}, {RESULTS} or {ERRORS})")
+    return Run(str(path), "bench", _bench_views(path))
 
 
 def find(run: Run, problem: str) -> list[ProblemView]:

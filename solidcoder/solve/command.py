@@ -3,11 +3,15 @@
 `solve` is a one-problem run of the bench's machinery (`solve/run.py`): by default `solidcoder-routed` (a
 direct program, then ranked samples, then the `solidcoder+` preset of Algorithm 1, whose loop sizes and components
 the --plans, --candidates, --no-* flags change). Progress goes to
-stderr (rich), the program to stdout or `--out`, the trajectory under the run directory. Exit codes: 0 verified,
+stderr (rich), the program to stdout or `--out`, the trajectory and the paid replies (calls.jsonl) to the run's own
+directory under `--run-dir` (default `.solidcoder/runs`; `SolveRun` in solve/run.py names it by the problem and the
+configuration key, so the same problem with the same settings run again replays its recorded calls, as a resumed
+bench does, and another problem's run is never overwritten). Exit codes: 0 verified,
 1 unverified (budget or loop exhausted, or no test ran; the best program seen is still printed, marked), 2 bad
 input (raised as `BadInput` before anything is written), 3 infrastructure error (a model or the sandbox failed:
-nothing on stdout, one line on stderr saying why; the trajectory so far is on disk), 130 interrupted (Ctrl-C; the
-trajectory so far is on disk, marked "interrupted").
+nothing on stdout, one line on stderr saying why; the trajectory so far is on disk), 130 interrupted (Ctrl-C,
+solve/stopping.py: within 2 s, "stopping…" on stderr, the calls in flight cancelled and kept in the trajectory as
+cancelled, the trajectory on disk marked "interrupted"; a second Ctrl-C quits at once).
 
 What a person reads is escaped (`solidcoder.escaping.terminal_safe`): the reason, the summary, the progress lines and
 the errors on stderr always; the program on stdout when stdout is a terminal, so a program's escape sequences (a
@@ -22,10 +26,10 @@ import asyncio
 import json
 import os
 import sys
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -34,8 +38,13 @@ from rich.text import Text
 from solidcoder.errors import BadInput
 from solidcoder.escaping import one_line, terminal_safe
 from solidcoder.problem import Problem, TestCase, load_problem
+from solidcoder.solve.progress import call_progress
 from solidcoder.strategies.selection import Selector
 from solidcoder.textproblem import read_problem_text
+from solidcoder.wording import counted
+
+if TYPE_CHECKING:
+    from solidcoder.models.llamacpp import Generating
 
 EXIT_CODES = {"verified": 0, "unverified": 1, "infrastructure_error": 3}
 
@@ -83,7 +92,25 @@ def load_input(path: Path, stdio: bool = False, function: str | None = None, tes
         problem = read_problem_text(path, "stdio" if stdio else None, function)
     if tests is not None:
         problem.public_tests = problem.public_tests + read_tests(tests, problem.kind)
+    warn_before_calls(problem, Console(stderr=True))
     return problem
+
+
+def warn_before_calls(problem: Problem, console: Console) -> None:
+    """What the user should know before any call is paid for: examples of the statement that could not be read,
+    and a problem with no test at all (its program cannot be verified), with what would add tests."""
+    unread = problem.meta.get("unreadable_examples", 0)
+    if unread:
+        _warn(console, f"{counted(unread, 'example')} could not be read, so not used as tests: an Input: or Output: "
+                       "that is not Python or JSON values, or that names no parameter of the function")
+    if not problem.public_tests:
+        _warn(console, "no tests: the program cannot be verified, and the run ends unverified (exit 1); add tests "
+                       "with --tests FILE, or examples in the statement (`>>> f(1)` and its result on the next "
+                       "line, `assert f(1) == 2`, `Input: x = 1 Output: 2`, or Input/Output sections for --stdio)")
+
+
+def _warn(console: Console, text: str) -> None:
+    console.print(Text.assemble(("warning: ", "bold yellow"), terminal_safe(text)), soft_wrap=True)
 
 
 def read_tests(path: Path, kind: str) -> list[TestCase]:
@@ -108,9 +135,9 @@ def read_tests(path: Path, kind: str) -> list[TestCase]:
     return tests
 
 
-def build_models(choice: ModelChoice, on_progress=None):
+def build_models(choice: ModelChoice, on_progress: Callable[[Generating], None] | None = None):
     """The roster; --max-calls is the problem's cap (kept by the recording model), tokens and cost the budget's.
-    `on_progress` hears how a long generation of the embedded model is going."""
+    `on_progress` hears how each generation of the embedded model is going (which call's sample, its tokens)."""
     from solidcoder.models.base import Budget, BudgetConfig
     from solidcoder.models.factory import ModelOptions, make_roster, parse_role_specs
     from solidcoder.strategies.paper_settings import check_roles
@@ -124,21 +151,29 @@ def build_models(choice: ModelChoice, on_progress=None):
 
 
 def run_solve(problem: Problem, opts: SolveOptions, choice: ModelChoice) -> int:
-    """Solve `problem` and report; returns the exit code."""
+    """Solve `problem` and report; returns the exit code. The run goes to a directory of its own under --run-dir
+    (`SolveRun`), replaying any call recorded there; Ctrl-C stops it (solve/stopping.py) and returns 130."""
     from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
     from solidcoder.solve.run import SolveLimits, solve_problem
+    from solidcoder.solve.stopping import Stopping
 
     console = Console(stderr=True)
     strategy, prompts, models = _prepare(opts, choice, console)
-    trajectory = _trajectory(problem, opts, strategy, console)
     limits = SolveLimits(max_tokens=opts.max_tokens, max_calls=choice.max_calls, prerank=opts.prerank,
                          selector=opts.selector)
+    run = _run_of(problem, opts, strategy, prompts, models, limits)
+    trajectory, log = _trajectory(problem, opts, strategy, console, run), run.replay_log()
+    stopping = Stopping(lambda text: console.print(Text(text, style="bold yellow")), trajectory.interrupted,
+                        lambda: _said_interrupted(console, trajectory))
     try:
         config = SandboxConfig(workers=opts.workers, hidden_paths=tuple(map(str, opts.hidden)))
         with SandboxPool(config) as pool:
-            outcome = asyncio.run(solve_problem(strategy, problem, models, pool, prompts, trajectory, limits))
-    except KeyboardInterrupt:
+            outcome = stopping.run(solve_problem(strategy, problem, models, pool, prompts, trajectory, limits,
+                                                 log, run.key))
+    except (KeyboardInterrupt, asyncio.CancelledError):
         return _interrupted(console, trajectory)
+    finally:
+        log.close()
     return _report(console, outcome, opts.out)
 
 
@@ -152,17 +187,33 @@ def _prepare(opts: SolveOptions, choice: ModelChoice, console: Console):
     check_requirements(strategy, opts)
     prompts = PromptLibrary.from_env(opts.prompts_dir)
     check_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
-    models = build_models(choice, lambda text: console.print(Text(terminal_safe(f"{'':>14} {text}"))))
+    models = build_models(choice, call_progress(console).generating)
     return strategy, prompts, models
 
 
-def _trajectory(problem: Problem, opts: SolveOptions, strategy, console: Console):
+def _trajectory(problem: Problem, opts: SolveOptions, strategy, console: Console, run):
     from solidcoder.core.trajectory import Trajectory
 
-    run_dir = opts.run_dir or Path(".solidcoder") / "runs" / f"{problem.id}-{time.strftime('%Y%m%d-%H%M%S')}"
-    console.print(Text.assemble((f"{'strategy':>14}", "bold cyan"), f" {terminal_safe(opts.strategy)}"))
-    return Trajectory(run_dir, {"problem": problem.to_dict(), "strategy": opts.strategy,
-                                "settings": strategy.settings()}, on_step=_progress(console))
+    console.print(Text.assemble(("strategy ", "bold cyan"), terminal_safe(opts.strategy)))
+    return Trajectory(run.directory, {"problem": problem.to_dict(), "strategy": opts.strategy,
+                                      "settings": strategy.settings()}, on_step=_progress(console))
+
+
+def _run_of(problem: Problem, opts: SolveOptions, strategy, prompts, models, limits):
+    """The run's directory and key: what changes answers, as bench keys its configurations (the model by spec, each
+    role's own as `role=spec`; the templates by their text)."""
+    from solidcoder.bench.command import templates_digest
+    from solidcoder.models.factory import DEFAULT_ROLE, as_roster
+    from solidcoder.solve.run import SolveRun
+
+    roster = as_roster(models)
+    model = ",".join(f"{role}={roster.for_role(role).name}" if role != DEFAULT_ROLE else roster.for_role(role).name
+                     for role in sorted(roster.by_role, key=lambda role: role != DEFAULT_ROLE))
+    configuration = {"strategy": opts.strategy, "settings": strategy.settings(), "model": model,
+                     "max_tokens": limits.max_tokens, "max_calls": limits.max_calls, "prerank": limits.prerank,
+                     "selector": [limits.selector.name, limits.selector.orm] if limits.prerank else None,
+                     "prompts": templates_digest(prompts, tuple(strategy.templates))}
+    return SolveRun.of(opts.run_dir, problem, configuration)
 
 
 def _report(console: Console, outcome, out: Path | None) -> int:
@@ -177,11 +228,16 @@ def _report(console: Console, outcome, out: Path | None) -> int:
 
 
 def _interrupted(console: Console, trajectory) -> int:
-    """Ctrl-C: the trajectory so far is kept, marked interrupted; exit 130 as a shell reports SIGINT."""
-    trajectory.outcome = {"status": "interrupted", "reason": "interrupted (Ctrl-C)", "verified": False}
-    trajectory.save()
-    console.print(Text(terminal_safe(f"interrupted: the trajectory so far is in {trajectory.path}")), soft_wrap=True)
+    """Ctrl-C: the trajectory so far is kept, marked interrupted (the calls it cancelled marked too); exit 130 as a
+    shell reports SIGINT."""
+    trajectory.interrupted()
+    _said_interrupted(console, trajectory)
     return 130
+
+
+def _said_interrupted(console: Console, trajectory) -> None:
+    console.print(Text(terminal_safe(f"interrupted: the trajectory so far is in {trajectory.path}; run the same "
+                                     f"command again to resume it")), soft_wrap=True)
 
 
 def make_solve_strategy(opts: SolveOptions):
@@ -210,27 +266,17 @@ def check_requirements(strategy, opts: SolveOptions) -> None:
 
 
 def _progress(console: Console):
-    """One line per model call as it is recorded: its number, the template it rendered, its tokens and time, e.g.
-    `model call 3: paper/code  156 prompt + 187 completion tokens, 4.2 s`; a failed call names the error's kind only,
-    as the run's last line (or the summary's title) says why, once, and the trajectory holds the whole message."""
-    from itertools import count
-
-    calls = count(1)
-
-    def show(step: dict) -> None:
-        tokens = f"{step.get('prompt_tokens', 0)} prompt + {step.get('completion_tokens', 0)} completion tokens"
-        done = f"{tokens}, replayed (not sent again)" if step.get("replayed") else \
-            f"{tokens}, {step.get('latency_s', 0):.1f} s"
-        how = f"failed ({step['error'].split(':', 1)[0]})" if "error" in step else done
-        console.print(Text.assemble((f"model call {next(calls)}: ", "bold cyan"),
-                                    terminal_safe(f"{step['template']}  {how}")))
-
-    return show
+    """One line per model call as it is recorded: its number, the template it rendered, its samples, tokens and
+    time, e.g. `model call 3: paper/code  156 prompt + 187 completion tokens, 4.2 s` (`solve/progress.py`, where the
+    live line of the call in flight is too); a failed call names the error's kind only, as the run's last line says
+    why, once, and the trajectory holds the whole message."""
+    return call_progress(console).step
 
 
 def _write_code(code: str, verified: bool, status: str, reason: str, out: Path | None) -> None:
     """The program to `out`, or to stdout: escaped on a terminal, byte for byte when piped or redirected."""
-    code = code if verified else f"# UNVERIFIED ({status}): {one_line(reason)}\n{code}"
+    marked = "UNVERIFIED" if status == "unverified" else f"UNVERIFIED ({status})"
+    code = code if verified else f"# {marked}: {one_line(reason)}\n{code}"
     if out is None:
         shown = terminal_safe(code) if sys.stdout.isatty() else code
         print(shown, end="" if shown.endswith("\n") else "\n")
@@ -245,26 +291,37 @@ def _prerank_row(header: dict) -> list[tuple[str, str]]:
         return []
     ranked = header["prerank"]
     pruned = ", ".join(f"{name} -{count}" for name, count in ranked["pruned"].items())
-    return [("prerank", f"{ranked['samples']} sampled; pruned {pruned or 'none'}; {ranked['survivors']} survivors")]
+    return [("prerank", f"{ranked['samples']} sampled; pruned {pruned or 'none'}; "
+                        f"{counted(ranked['survivors'], 'survivor')}")]
 
 
 def _print_summary(console: Console, outcome) -> None:
-    """The outcome and what it cost (calls made while sampling for --prerank are counted and shown apart). Cells wrap
-    rather than being cut at a narrow terminal, and the trajectory's path goes on a line of its own, whole."""
-    trajectory, attempt = outcome.trajectory, outcome.attempt
+    """The outcome and its reason on one left-aligned line, printed whole (the terminal wraps it, rich does not),
+    then what applies to this run, in two columns without a box, and the trajectory's path on a line of its own."""
+    call_progress(console).close()
     style = {"verified": "green", "unverified": "yellow"}.get(outcome.status, "red")
-    table = Table(title=Text.assemble((outcome.status, style), f": {terminal_safe(outcome.reason)}"),
-                  show_header=False)
+    console.print(Text.assemble((outcome.status, f"bold {style}"), f": {terminal_safe(outcome.reason)}"),
+                  soft_wrap=True)
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="cyan")
     table.add_column(overflow="fold")
-    table.add_column(overflow="fold")
-    usage, stages = trajectory.usage, attempt.stages if attempt else []
-    sampled = len(trajectory.calls("strategies/direct")) if "prerank" in trajectory.header else 0
-    rows = [("plans used", stages.count("plan")), ("debug rounds", stages.count("debug") + stages.count("fix")),
-            ("accumulated tests", len(attempt.kept or ()) if attempt else 0), *_prerank_row(trajectory.header),
-            ("model calls", f"{usage.calls} ({sampled} of them sampling)" if sampled else usage.calls),
-            ("tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"),
-            ("cost", f"${usage.cost_usd:.4f}"), ("time", f"{trajectory.elapsed_s():.1f} s")]
-    for name, value in rows:
+    for name, value in _summary_rows(outcome):
         table.add_row(name, Text(terminal_safe(str(value))))
     console.print(table)
-    console.print(Text(terminal_safe(f"trajectory: {trajectory.path}")), soft_wrap=True)
+    console.print(Text(terminal_safe(f"trajectory: {outcome.trajectory.path}")), soft_wrap=True)
+
+
+def _summary_rows(outcome) -> list[tuple[str, object]]:
+    """Only what applies: the loop's counts when the loop ran, --prerank's row when it sampled, the calls (those
+    sampling for --prerank and those replayed from the run directory counted apart), tokens, the cost when it was
+    not nothing, and the time."""
+    trajectory, attempt, usage = outcome.trajectory, outcome.attempt, outcome.trajectory.usage
+    stages = attempt.stages if attempt else []
+    loop = [("plans used", stages.count("plan")), ("debug rounds", stages.count("debug") + stages.count("fix")),
+            ("accumulated tests", len(attempt.kept or ()) if attempt else 0)] if "plan" in stages else []
+    sampled = len(trajectory.calls("strategies/direct")) if "prerank" in trajectory.header else 0
+    apart = [f"{sampled} of them sampling"] * bool(sampled) + [f"{usage.replayed} replayed"] * bool(usage.replayed)
+    return [*loop, *_prerank_row(trajectory.header),
+            ("model calls", f"{usage.calls} ({', '.join(apart)})" if apart else usage.calls),
+            ("tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"),
+            *[("cost", f"${usage.cost_usd:.4f}")] * (usage.cost_usd > 0), ("time", f"{trajectory.elapsed_s():.1f} s")]

@@ -8,14 +8,25 @@ ORM) give Algorithm 1 its first plan's program. The answer is
 verified by the one rule of `Evaluation.verified`: at least one test ran and the program passed every test it
 ran. The public tests are run on the final program here, always, so the reason says what passed and what failed;
 a strategy that judged its own tests too (Algorithm 1 and routing: the accumulated tests) must have passed them.
+
+Runs are kept and resumed as bench keeps them (`SolveRun`): each goes to a directory of its own under the parent
+(`--run-dir`, else `.solidcoder/runs/`), named by the problem and the configuration key (core/keys.py) of what
+changes answers: the problem as read, the strategy and its settings, the model, the limits, the templates' text. A
+run of another problem, or of the same one with other settings, never writes into it. Its model replies go to its
+`calls.jsonl`, under call ids made as bench makes them (core/calls.py); the same problem with the same settings,
+run again into the same parent, finds that directory and replays every recorded call instead of paying for it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from solidcoder.core.calls import MemoryLog, RecordingModel
+from solidcoder.core.calls import MemoryLog, RecordingModel, ReplyLog
 from solidcoder.core.context import SolveContext
+from solidcoder.core.keys import config_key
 from solidcoder.core.trajectory import Trajectory
 from solidcoder.errors import BudgetExceeded, InfrastructureError, InternalError, ModelError
 from solidcoder.execution.executor import Executor
@@ -24,6 +35,7 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.base import describe_test
 from solidcoder.stages.live import NO_TESTS
+from solidcoder.store import CALLS, AppendLog, read_rows
 from solidcoder.strategies.base import Attempt, Strategy
 from solidcoder.strategies.selection import GeneratedTests, Selector, selected
 
@@ -51,12 +63,53 @@ class SolveLimits:
     selector: Selector = field(default_factory=Selector)  # how the prerank's survivors are ordered
 
 
+DEFAULT_PARENT = Path(".solidcoder") / "runs"
+
+
+@dataclass(frozen=True)
+class SolveRun:
+    """One solve run's place: its `directory` (the parent, then the problem and the configuration key) and `key`,
+    the unit key its call ids start with (as bench's `RunSpec.key`: the problem, strategy, model and key)."""
+
+    directory: Path
+    key: str
+
+    @classmethod
+    def of(cls, parent: Path | None, problem: Problem, configuration: dict[str, Any]) -> SolveRun:
+        """The run of `problem` under `configuration` (strategy, settings, model, limits, templates' digest)."""
+        digest = config_key({"problem": problem.to_dict(), **configuration})
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", problem.id).strip("-.") or "problem"
+        key = "|".join(("solve", problem.id, str(configuration.get("strategy")), str(configuration.get("model")),
+                        digest, "0"))
+        return cls((parent or DEFAULT_PARENT) / f"{name}-{digest}", key)
+
+    def replay_log(self) -> ReplayFile:
+        """The run's calls.jsonl, its recorded replies read (a rerun replays them), opened to append new ones."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / CALLS
+        return ReplayFile({row["id"]: row for row in read_rows(path) if "id" in row}, AppendLog(path, sync=False))
+
+
+@dataclass
+class ReplayFile:
+    """A `ReplyLog` kept in a run directory's calls.jsonl, as bench's `ResultStore` keeps its replies."""
+
+    replies: dict[str, dict]
+    calls: AppendLog
+
+    def close(self) -> None:
+        self.calls.close()
+
+
 async def solve_problem(strategy: Strategy, problem: Problem, models, pool: Executor, prompts: PromptLibrary,
-                        trajectory: Trajectory, limits: SolveLimits | None = None) -> SolveOutcome:
-    """Run `strategy` on `problem`; model and sandbox failures become an infrastructure_error outcome."""
+                        trajectory: Trajectory, limits: SolveLimits | None = None, log: ReplyLog | None = None,
+                        key: str | None = None) -> SolveOutcome:
+    """Run `strategy` on `problem`, its calls recorded under `key` in `log` (replayed from it where recorded there;
+    default: a log that lives as long as the run); model and sandbox failures become an infrastructure_error
+    outcome."""
     limits = limits or SolveLimits()
-    model = RecordingModel(models, MemoryLog.empty(), problem.id, max_calls=limits.max_calls, trajectory=trajectory,
-                           one_problem=True)
+    model = RecordingModel(models, log or MemoryLog.empty(), key or problem.id, max_calls=limits.max_calls,
+                           trajectory=trajectory, one_problem=True)
     ctx = SolveContext(model=model, prompts=prompts, pool=pool, max_tokens=limits.max_tokens,
                        executions=model.executions)
     try:

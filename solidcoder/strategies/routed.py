@@ -57,6 +57,7 @@ from solidcoder.stages.live import SuiteTest
 from solidcoder.strategies.algorithm1 import Algorithm1, Loop, make_algorithm1
 from solidcoder.strategies.base import Attempt
 from solidcoder.strategies.selection import GENERATED_TESTS, SELECTORS, GeneratedTests, Selector, selected
+from solidcoder.wording import counted
 
 SHARED_ORACLE = "refinements/red_team_shared"
 ORACLES = ("program", "shared", "none")
@@ -231,7 +232,8 @@ class Routed:
     def _budget(self, model: UnitModel) -> None:
         """Tier 2's own call budget (`full_calls`), below the run's per-problem cap."""
         if self.config.full_calls is not None:
-            model.cap_after(self.config.full_calls, f"tier 2's budget of {self.config.full_calls} calls reached")
+            model.cap_after(self.config.full_calls,
+                            f"tier 2's budget of {counted(self.config.full_calls, 'call')} reached")
 
     async def _direct(self, problem: Problem, loop: Loop) -> str:
         return loop.program(await ask(loop.ctx, "strategies/direct", **problem_variables(problem)))
