@@ -14,6 +14,7 @@ Usage: python benchmarks/prune_rank.py --problems 10 --samples 16 [--orm-backbon
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import subprocess
 import sys
@@ -120,7 +121,7 @@ def main() -> None:
     folds = [problems[0::2], problems[1::2]]
     with SandboxPool() as pool, tempfile.TemporaryDirectory() as tmp:
         judge = Judge(pool)
-        truth = {p.id: correctness(p, samples[p.id], judge) for p in problems}
+        truth = {p.id: asyncio.run(correctness(p, samples[p.id], judge)) for p in problems}
         chain = [make_verifier(spec, judge) for spec in ("syntax", "lint", "tests:3")]
         for index, fold in enumerate(folds):
             rankers = [MajorityScorer(judge)]
@@ -128,7 +129,7 @@ def main() -> None:
                 rankers.append(orm_for(folds[1 - index], samples, truth, args.orm_backbone, gguf,
                                        Path(tmp) / f"orm{index}"))
             print(f"\nfold {index + 1}: {len(fold)} problems, {args.samples} samples each, k={args.k}")
-            print(format_table(rank_table(fold, samples, judge, chain, rankers, args.k), args.k))
+            print(format_table(asyncio.run(rank_table(fold, samples, judge, chain, rankers, args.k)), args.k))
 
 
 if __name__ == "__main__":

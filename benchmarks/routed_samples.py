@@ -19,6 +19,7 @@ that pass both the public and the hidden tests gives the expected number of prob
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from pathlib import Path
 
@@ -27,8 +28,8 @@ from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 from solidcoder.stages.base import extract_code
 from solidcoder.store import RESULTS, read_rows
+from solidcoder.strategies.selection import FILTERS
 from solidcoder.verify.rank import MajorityScorer, prune_then_rank
-from solidcoder.verify.select import FILTERS
 from solidcoder.verify.weak import StrongVerifier, make_verifier
 
 
@@ -67,11 +68,11 @@ def replay(problem, row: dict, calls: dict[int, dict], samples: int, judge: Judg
     fallback = extract_code(calls[1]["text"])
     found = []
     for n in range(1, samples + 1):
-        ranked = prune_then_rank(problem, [extract_code(c["text"]) for c in drawn[:n]], verifiers,
-                                 MajorityScorer(judge))
+        ranked = asyncio.run(prune_then_rank(problem, [extract_code(c["text"]) for c in drawn[:n]], verifiers,
+                                             MajorityScorer(judge)))
         pick = ranked.best.code if ranked.best else fallback
         spent = tiers[0]["tokens"] + sum(tokens(c) for c in drawn[:n]) + (oracle if ranked.best else 0)
-        found.append((StrongVerifier(judge).survivors(problem, [pick])[0], spent))
+        found.append((asyncio.run(StrongVerifier(judge).survivors(problem, [pick]))[0], spent))
     return found
 
 

@@ -19,6 +19,7 @@ model's time; the sandbox adds under a second per problem). Direct's rows in `--
 from __future__ import annotations
 
 import argparse
+import asyncio
 from pathlib import Path
 
 from routed_samples import calls_by_position, tier_calls, tokens
@@ -29,8 +30,8 @@ from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 from solidcoder.stages.base import extract_code
 from solidcoder.stages.sanitize import strip_self_tests
 from solidcoder.store import RESULTS, read_rows
+from solidcoder.strategies.selection import FILTERS
 from solidcoder.verify.rank import MajorityScorer, prune_then_rank
-from solidcoder.verify.select import FILTERS
 from solidcoder.verify.weak import StrongVerifier, make_verifier
 
 
@@ -49,13 +50,13 @@ def v1(row: dict, calls: dict[int, dict]) -> tuple[bool, int, float]:
 def v2(problem, row: dict, calls: dict[int, dict], judge: Judge, verifiers) -> tuple[bool, int, float]:
     greedy, strong = strip_self_tests(extract_code(calls[1]["text"])), StrongVerifier(judge)
     if judge.judge(problem, greedy, problem.public_tests).passed:
-        return (strong.survivors(problem, [greedy])[0], *cost([calls[1]]))
+        return (asyncio.run(strong.survivors(problem, [greedy]))[0], *cost([calls[1]]))
     request = calls[tier_calls(row)[1][0]]  # tier 1 draws its samples first, as the choices of one request
     samples = request.get("choices") or [request["text"]]
-    ranked = prune_then_rank(problem, [strip_self_tests(extract_code(text)) for text in samples], verifiers,
-                             MajorityScorer(judge))
+    ranked = asyncio.run(prune_then_rank(problem, [strip_self_tests(extract_code(text)) for text in samples],
+                                         verifiers, MajorityScorer(judge)))
     pick = ranked.best.code if ranked.best else greedy
-    return (strong.survivors(problem, [pick])[0], *cost([calls[1], request]))
+    return (asyncio.run(strong.survivors(problem, [pick]))[0], *cost([calls[1], request]))
 
 
 def main() -> None:

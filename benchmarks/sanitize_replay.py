@@ -13,6 +13,7 @@ rows' pass@1 both ways.
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections import Counter
 from pathlib import Path
 
@@ -56,8 +57,8 @@ def replay_inputs(description: str, strategies: tuple[str, ...]) -> tuple[argpar
 
 
 def verdicts(problem, programs: list[str], judge: Judge) -> list[tuple[bool, bool]]:
-    public = TestsVerifier(judge, 1000).survivors(problem, programs)
-    hidden = StrongVerifier(judge).survivors(problem, programs)
+    public = asyncio.run(TestsVerifier(judge, 1000).survivors(problem, programs))
+    hidden = asyncio.run(StrongVerifier(judge).survivors(problem, programs))
     return list(zip(public, hidden, strict=True))
 
 

@@ -18,6 +18,7 @@ reward model (`solidcoder train orm`, or `benchmarks/orm_backbone.py`) picks too
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from pathlib import Path
 
@@ -31,10 +32,9 @@ from solidcoder.stages.base import extract_code
 from solidcoder.stages.sanitize import strip_self_tests
 from solidcoder.store import RESULTS, read_rows
 from solidcoder.strategies.alphacodium_io import example_test, load_reply, read_examples
-from solidcoder.strategies.selection import GENERATED_TESTS, TEST_COUNT
+from solidcoder.strategies.selection import FILTERS, GENERATED_TESTS, TEST_COUNT
 from solidcoder.verify.orm import OrmScorer
 from solidcoder.verify.rank import AgreementScorer, MajorityScorer, prune_then_rank
-from solidcoder.verify.select import FILTERS
 from solidcoder.verify.weak import StrongVerifier, make_verifier
 
 
@@ -60,18 +60,18 @@ def picks(problem, row: dict, calls: dict, judge: Judge, cache: dict, args) -> t
     request = calls[tier_calls(row)[1][0]]
     samples = [strip_self_tests(extract_code(text)) for text in request.get("choices") or [request["text"]]]
     verifiers = [make_verifier(f, judge) for f in FILTERS]
-    ranked = prune_then_rank(problem, samples, verifiers, MajorityScorer(judge))
+    ranked = asyncio.run(prune_then_rank(problem, samples, verifiers, MajorityScorer(judge)))
     if len(ranked.ranked) < 2:
         return None
     reply = generated_reply(problem, cache, args)
     examples = read_examples(load_reply(reply["text"], ("input:", "output:")) or {}) or []
     tests = [t for t in (example_test(e, problem) for e in examples) if t is not None]
     survivors = [candidate for candidate, _ in ranked.ranked]
-    scores = AgreementScorer(judge, tests).scores(problem, survivors) if tests else [0.0] * len(survivors)
+    scores = asyncio.run(AgreementScorer(judge, tests).scores(problem, survivors)) if tests else [0.0] * len(survivors)
     chosen = max(range(len(survivors)), key=lambda i: (scores[i], -i))  # the majority's order among equals
-    orm = args.orm_scorer.scores(problem, survivors) if args.orm_scorer else [0.0] * len(survivors)
+    orm = asyncio.run(args.orm_scorer.scores(problem, survivors)) if args.orm_scorer else [0.0] * len(survivors)
     preferred = max(range(len(survivors)), key=lambda i: (orm[i], -i))
-    passes = StrongVerifier(judge).survivors(problem, [c.code for c in survivors])
+    passes = asyncio.run(StrongVerifier(judge).survivors(problem, [c.code for c in survivors]))
     return passes[0], passes[chosen], reply["tokens"], passes[preferred]
 
 

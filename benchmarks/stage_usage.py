@@ -11,7 +11,7 @@ from pathlib import Path
 
 from solidcoder.bench.metrics import summarize
 from solidcoder.bench.report import oracle_lines
-from solidcoder.store import RESULTS, read_rows
+from solidcoder.store import RESULTS, read_results
 
 
 def main() -> None:
@@ -21,13 +21,13 @@ def main() -> None:
     parser.add_argument("--config", default=None, help="only rows of configuration hashes starting with this")
     parser.add_argument("--cap", type=int, default=10, help="the run's --max-calls")
     args = parser.parse_args()
-    rows = [r for r in read_rows(args.run_dir / RESULTS) if r["strategy"] == args.strategy
-            and r["config_hash"].startswith(args.config or "")]
+    rows = [r for r in read_results(args.run_dir / RESULTS) if r.strategy == args.strategy
+            and r.config_hash.startswith(args.config or "")]
     totals: dict[str, list[int]] = {}
     for row in rows:
         # template_usage since 2026-12-03 (full template names); before, stage_usage or, older still, notes.stages
-        stages = row.get("template_usage") or row.get("stage_usage") or row.get("notes", {}).get("stages", {})
-        for stage, (calls, prompt, completion) in (stages if isinstance(stages, dict) else {}).items():
+        stages = row.usage or (row.notes.stage_usage if row.notes else None) or {}
+        for stage, (calls, prompt, completion) in stages.items():
             entry = totals.setdefault(stage, [0, 0, 0])
             entry[0], entry[1], entry[2] = entry[0] + calls, entry[1] + prompt, entry[2] + completion
     all_calls = sum(t[0] for t in totals.values()) or 1
@@ -38,9 +38,9 @@ def main() -> None:
               f"{(prompt + completion) / all_tokens:>6.1%}")
     for line in oracle_lines(summarize(rows, [])):  # the report's own line, per configuration
         print(line)
-    verified = sum(1 for r in rows if r.get("notes", {}).get("verified"))
-    capped = sum(1 for r in rows if r.get("calls", 0) >= args.cap)
-    passed = sum(1 for r in rows if r["passed"])
+    verified = sum(1 for r in rows if r.notes and r.notes.verified)
+    capped = sum(1 for r in rows if r.calls >= args.cap)
+    passed = sum(1 for r in rows if r.passed)
     print(f"verified (public + accumulated tests): {verified}/{len(rows)}; passed hidden: {passed}/{len(rows)}; "
           f"reached the {args.cap}-call cap: {capped}/{len(rows)}")
 

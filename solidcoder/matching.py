@@ -1,7 +1,7 @@
 """How a problem's outputs are matched: the comparison modes, and the float tolerance a problem is judged with.
 
 Part of the problem schema (`Problem.output_match`, `Problem.tolerance`), so the schema owns it and the judge
-(`execution/compare.py`) reads it from here. The comparison itself lives in `execution/compare.py`.
+(`execution/inside/compare.py`) reads it from here. The comparison itself lives in `execution/inside/compare.py`.
 
 The tolerance is the one a problem sets, else the one its statement states, else DEFAULT_TOLERANCE.
 `stated_tolerance` reads statements as the datasets write them: "absolute or relative error does not exceed

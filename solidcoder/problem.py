@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from solidcoder import languages
 from solidcoder.errors import BadInput
 from solidcoder.matching import MODES, problem_tolerance
 from solidcoder.parsing import literal, load_json
@@ -24,6 +25,9 @@ from solidcoder.parsing import literal, load_json
 KINDS = ("call", "stdio")
 STYLES = ("assert", "check")
 _STR_FIELDS = ("script", "style", "call", "stdin", "expected_stdout", "name")
+# Fields added after problems were hashed into recorded keys (solve's run key): name -> the value at which `to_dict`
+# leaves the field out, what every problem was before it existed, so those keys stay (the rule of core/keys.py).
+LATER_FIELDS = {"language": languages.DEFAULT}
 
 
 def _is_name(text: str) -> bool:
@@ -147,15 +151,18 @@ class Problem:
     # Code the dataset's own harness runs before the program (HumanEval's and MBPP's prompt header: its imports and
     # helper definitions). The program is judged after it, so a definition the program repeats replaces its own.
     header: str = ""
+    # The language the program is written in (`languages.py`): where that decision lives. Python only for now.
+    language: str = languages.DEFAULT
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
             raise ValueError("field 'id' must be a non-empty string")
         if self.kind not in KINDS:
             raise ValueError(f"field 'kind' must be one of {KINDS}, got {self.kind!r}")
-        for name in ("statement", "starter_code", "source", "header"):
+        for name in ("statement", "starter_code", "source", "header", "language"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"field {name!r} must be a string")
+        languages.language(self.language)
         self._validate_entry_point()
         self._validate_limits()
         self._validate_comparison()
@@ -209,8 +216,10 @@ class Problem:
         return problem_tolerance(self.float_tolerance, self.statement)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: plain dicts, lists, strings and numbers."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        """The JSON form: plain dicts, lists, strings and numbers; a `LATER_FIELDS` field at its old value is left
+        out."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if not (f.name in LATER_FIELDS and getattr(self, f.name) == LATER_FIELDS[f.name])}
         out["public_tests"] = [t.to_dict() for t in self.public_tests]
         out["hidden_tests"] = [t.to_dict() for t in self.hidden_tests]
         out["meta"] = json.loads(json.dumps(self.meta))  # a deep copy, so callers cannot alias our meta

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solidcoder.errors import BadInput
+from solidcoder.languages import PYTHON, language
 from solidcoder.models.base import Message
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ _COMMON = {"problem", "language", "io_mode", "entry_point"}
 
 # What each built-in template is rendered with. All values are strings; `io_mode` is "call" (a function is
 # called with arguments) or "stdin" (a program reads stdin and writes stdout); `entry_point` is "" for stdin.
-LANGUAGE = "Python 3"  # the language every prompt asks for
+LANGUAGE = PYTHON.prompt_name  # what a prompt rendered without a problem asks for; with one, its `language` says
 
 
 def problem_text(problem: Problem) -> str:
@@ -52,7 +53,7 @@ def problem_text(problem: Problem) -> str:
 
 def problem_variables(problem: Problem) -> dict[str, str]:
     """The variables most templates take: the problem as the model sees it, the language, I/O mode, entry point."""
-    return {"problem": problem_text(problem), "language": LANGUAGE,
+    return {"problem": problem_text(problem), "language": language(problem.language).prompt_name,
             "io_mode": "call" if problem.kind == "call" else "stdin", "entry_point": problem.entry_point or ""}
 
 

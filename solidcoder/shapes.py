@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from solidcoder.errors import BadInput
-from solidcoder.store import numbered_rows
+from solidcoder.store import ResultRow, numbered_rows
 
 LARGEST = 10**15
 
@@ -153,3 +153,8 @@ STEP = Obj({**EXECUTION.fields, "type": TEXT, "template": TEXT, "prompt_tokens":
 TRAJECTORY = Obj({"problem": Obj({"id": TEXT}), "strategy": TEXT, "elapsed_s": NUMBER, "steps": ListOf(STEP),
                   "usage": Obj({"calls": COUNT, "tokens": COUNT}),
                   "outcome": Obj({"status": TEXT, "reason": TEXT, "code": TEXT, "notes": NOTES})})
+
+
+def checked_results(path: Path, shape: Obj) -> list[ResultRow]:
+    """Every row of a results.jsonl (`shape` RESULT) or errors.jsonl (ERROR), checked, as a `ResultRow`."""
+    return [ResultRow.from_dict(row) for row in checked_rows(path, shape)]

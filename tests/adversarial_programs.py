@@ -201,8 +201,8 @@ ATTACKS: dict[str, tuple[str, str]] = {
         "def check(candidate):\n    return None\n",
         WRONG_BODY),
     "rewrites_the_harness": (
-        "import solidcoder.execution.harness as harness\n"
-        "import solidcoder.execution.wire as wire\n"
+        "import solidcoder.execution.inside.harness as harness\n"
+        "import solidcoder.execution.inside.wire as wire\n"
         "harness._answer = lambda server, request: ('value', True, ())\n"
         "wire.MAX_DEPTH = 10**9\n",
         WRONG_BODY),
@@ -339,7 +339,7 @@ def garbage_program(payload: str, when: str) -> str:
     """A wrong f whose program writes `payload` to every fd 0..20, at load (`module`) or during the call."""
     return textwrap.dedent(f'''
         import os, struct, time
-        import solidcoder.execution.wire as wire
+        import solidcoder.execution.inside.wire as wire
 
         def frame(data):
             return struct.pack("<I", len(data)) + data

@@ -69,6 +69,22 @@ def sandbox_pool():
         yield pool
 
 
+@pytest.fixture
+def unstartable_pool():
+    """A real sandbox pool whose one worker is gone and will not start again (it is given no time to say hello):
+    every run is the sandbox's own failure, a worker that would not start, never anything a program did."""
+    from dataclasses import replace
+
+    from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+
+    with SandboxPool(SandboxConfig(workers=1)) as pool:
+        worker = pool._workers[0]
+        worker.proc.kill()
+        worker.proc.wait()
+        worker.config = replace(worker.config, start_timeout_s=0.0)
+        yield pool
+
+
 @pytest.fixture(scope="session")
 def fixture_data() -> Path:
     """The committed benchmark rows: mbpp, apps, codecontests, livecodebench and cruxeval `.jsonl`."""

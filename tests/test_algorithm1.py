@@ -286,12 +286,13 @@ def test_a_kept_test_that_rejects_a_correct_answer_is_counted_as_a_false_alarm(s
                                                                                tmp_path):
     from solidcoder.bench.metrics import summarize
     from solidcoder.bench.report import precision_lines
+    from solidcoder.store import ResultRow
 
     StageRouter(scripted_server).queue("red_team", WRONG_TEST)
     row = solved(scripted_server, sandbox_pool, tmp_path)
     assert row["passed"] and not row["notes"]["accepted"]  # the hidden tests accept what the wrong test rejects
     assert (row["kept_tests"], row["false_alarms"]) == (1, 1)
-    assert precision_lines(summarize([row], [])) == [
+    assert precision_lines(summarize([ResultRow.from_dict(row)], [])) == [
         "t solidcoder (m): 1 false alarms of 1 kept tests on answers the hidden tests accept (100%)"]
 
 

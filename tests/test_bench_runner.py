@@ -27,7 +27,7 @@ from solidcoder.datasets import DataOptions, load_dataset, load_trace_items
 from solidcoder.models.base import BudgetConfig
 from solidcoder.models.factory import ModelOptions, make_model
 from solidcoder.prompting import PromptLibrary
-from solidcoder.store import ResultStore, repair_tail
+from solidcoder.store import Notes, OracleRounds, ResultRow, ResultStore, read_results, repair_tail
 from solidcoder.strategies import make_strategy
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,7 +81,7 @@ def test_failing_model_is_an_infrastructure_error_retried_on_resume(scripted_ser
     results, errors = rows(run_dir / "results.jsonl"), rows(run_dir / "errors.jsonl")
     assert len(results) == 5 and [e["id"] for e in errors] == ["HumanEval/2"]
     assert errors[0]["error_kind"] == "model" and "500" in errors[0]["error"]
-    [summary] = summarize(results, errors)
+    [summary] = summarize(read_results(run_dir / "results.jsonl"), read_results(run_dir / "errors.jsonl"))
     assert summary.problems == 5 and summary.infra_errors == 1
     assert summary.pass1 == pytest.approx(4 / 5)  # the wrong answer is a failure, the outage is not scored
 
@@ -94,7 +94,7 @@ def test_failing_model_is_an_infrastructure_error_retried_on_resume(scripted_ser
     scripted_server.responder = canonical_responder(wrong={"below_zero"})
     second = run_cli(bench_command(scripted_server.url, run_dir))
     assert second.returncode == 0 and "1 of 6 units to run" in second.stdout
-    [summary] = summarize(rows(run_dir / "results.jsonl"), rows(run_dir / "errors.jsonl"))
+    [summary] = summarize(read_results(run_dir / "results.jsonl"), read_results(run_dir / "errors.jsonl"))
     assert summary.problems == 6 and summary.infra_errors == 0
 
 
@@ -148,7 +148,7 @@ def test_torn_last_line_is_cut_before_appending(tmp_path):
     path.write_text('{"key": "a", "passed": true}\n{"key": "b", "pas')
     assert repair_tail(path) > 0
     store = ResultStore(tmp_path)
-    store.add_result({"key": "c", "passed": False})
+    store.add_result(ResultRow(key="c", passed=False))
     store.close()
     assert [r["key"] for r in rows(path)] == ["a", "c"]
 
@@ -157,8 +157,8 @@ def test_pass_at_k_unbiased():
     assert pass_at_k(10, 0, 1) == 0 and pass_at_k(10, 10, 5) == 1
     assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
     assert pass_at_k(4, 1, 2) == pytest.approx(0.5)
-    results = [{"key": f"{i}{s}", "id": str(i), "passed": s < i, "dataset": "d", "strategy": "s", "model": "m",
-                "config_hash": "h"} for i in range(3) for s in range(2)]
+    results = [ResultRow(key=f"{i}{s}", id=str(i), passed=s < i, dataset="d", strategy="s", model="m",
+                         config_hash="h") for i in range(3) for s in range(2)]
     [summary] = summarize(results, [])
     assert summary.samples == 2 and summary.pass1 == pytest.approx((0 + 0.5 + 1) / 3)
     assert summary.pass_at[2] == pytest.approx((0 + 1 + 1) / 3)
@@ -184,7 +184,7 @@ def test_trace_inference_scored_against_the_tracer(scripted_server, sandbox_pool
 
 def test_variable_prediction_asks_about_a_local(sandbox_pool, fixture_data):
     [item] = load_trace_items("cruxeval-vars", DataOptions(data_file=fixture_data / "cruxeval.jsonl", limit=1))
-    variable, value = TraceTask([item], PromptLibrary.from_env(), sandbox_pool).truth(item)
+    variable, value = asyncio.run(TraceTask([item], PromptLibrary.from_env(), sandbox_pool).truth(item))
     assert variable == "output" and value == [(4, 1), (4, 1), (4, 1), (4, 1), (2, 3), (2, 3)]
 
 
@@ -239,8 +239,8 @@ def test_report_same_problems_compares_only_shared_problems(tmp_path):
     store = ResultStore(tmp_path)
     for strategy, ids in (("direct", ["a", "b", "c"]), ("solidcoder", ["a"])):
         for pid in ids:
-            store.add_result({"key": f"{strategy}{pid}", "id": pid, "passed": pid == "a" or strategy == "direct",
-                              "dataset": "d", "strategy": strategy, "model": "m", "config_hash": strategy})
+            store.add_result(ResultRow(key=f"{strategy}{pid}", id=pid, passed=pid == "a" or strategy == "direct",
+                                       dataset="d", strategy=strategy, model="m", config_hash=strategy))
     store.close()
     everything = {s.strategy: (s.problems, s.pass1) for s in load_summaries([tmp_path])}
     shared = {s.strategy: (s.problems, s.pass1) for s in load_summaries([tmp_path], same_problems=True)}
@@ -251,8 +251,8 @@ def test_report_same_problems_compares_only_shared_problems(tmp_path):
 def test_report_ids_scores_only_the_problems_the_file_names(tmp_path):
     store = ResultStore(tmp_path / "run")
     for pid in ("a", "b", "c"):
-        store.add_result({"key": pid, "id": pid, "passed": pid != "c", "dataset": "d", "strategy": "direct",
-                          "model": "m", "config_hash": "h"})
+        store.add_result(ResultRow(key=pid, id=pid, passed=pid != "c", dataset="d", strategy="direct", model="m",
+                                   config_hash="h"))
     store.close()
     (tmp_path / "ids.txt").write_text("b\nc\n")
     done = run_cli([sys.executable, "-m", "solidcoder", "report", str(tmp_path / "run"), "--ids",
@@ -266,8 +266,8 @@ def test_report_tells_two_configurations_of_one_method_apart_by_their_hash(tmp_p
 
     store = ResultStore(tmp_path)
     for config, passed in (("aaaaaaaa1111", True), ("bbbbbbbb2222", False)):
-        store.add_result({"key": config, "id": "p", "passed": passed, "dataset": "d", "strategy": "direct",
-                          "model": "m", "config_hash": config})
+        store.add_result(ResultRow(key=config, id="p", passed=passed, dataset="d", strategy="direct", model="m",
+                                   config_hash=config))
     store.close()
     _, rows = pass_table(load_summaries([tmp_path]))
     assert [row[:2] for row in rows] == [["direct @aaaaaa (m)", "100.0"], ["direct @bbbbbb (m)", "0.0"]]
@@ -296,8 +296,8 @@ def test_report_keeps_two_runs_of_one_configuration_in_two_directories_apart(tmp
 
     for run, passed in (("first", True), ("again", False)):
         store = ResultStore(tmp_path / run)
-        store.add_result({"key": "k", "id": "p", "passed": passed, "dataset": "d", "strategy": "direct",
-                          "model": "m", "config_hash": "aaaaaaaa1111"})
+        store.add_result(ResultRow(key="k", id="p", passed=passed, dataset="d", strategy="direct", model="m",
+                                   config_hash="aaaaaaaa1111"))
         store.close()
     _, rows = pass_table(load_summaries([tmp_path / "first", tmp_path / "again"]))
     assert [row[:2] for row in rows] == [["direct @aaaaaa (m)", "100.0"], ["direct @aaaaaa in again (m)", "0.0"]]
@@ -308,8 +308,8 @@ def test_report_counts_how_each_oracle_round_ended(tmp_path):
 
     store = ResultStore(tmp_path)
     for pid, rounds in (("p", ["executed, passed", "malformed"]), ("q", ["rejected", "executed, failed"])):
-        store.add_result({"key": pid, "id": pid, "passed": True, "dataset": "d", "strategy": "solidcoder",
-                          "model": "m", "config_hash": "c", "notes": {"oracle_rounds": rounds}})
+        store.add_result(ResultRow(key=pid, id=pid, passed=True, dataset="d", strategy="solidcoder", model="m",
+                                   config_hash="c", notes=Notes(oracle=OracleRounds(tuple(rounds)))))
     store.close()
     assert oracle_lines(load_summaries([tmp_path])) == [
         "d solidcoder (m): 4 oracle rounds, 2 executed a test (50%): executed, failed 1; executed, passed 1; "

@@ -215,7 +215,7 @@ def test_run_temperature_reaches_every_call_that_does_not_sample_on_purpose(scri
 
 def test_the_configuration_key_covers_exactly_the_templates_the_strategy_renders(tmp_path):
     """Editing the CoT template leaves a Direct run resumable, and starts a new CoT configuration."""
-    from solidcoder.bench.command import BenchOptions, config_hash
+    from solidcoder.bench.plan import BenchOptions, config_hash_of, templates_digest
 
     (tmp_path / "p" / "strategies").mkdir(parents=True)
     (tmp_path / "p" / "strategies" / "cot.j2").write_text("=== user ===\n{{ problem }}\nThink first.\n")
@@ -223,5 +223,6 @@ def test_the_configuration_key_covers_exactly_the_templates_the_strategy_renders
     opts = BenchOptions("humaneval", "direct", "m", tmp_path / "run")
     for name, same in (("direct", True), ("cot", False)):
         strategy = make_strategy(name)
-        keys = {config_hash(opts, strategy.settings(), library, strategy.templates) for library in (built_in, edited)}
+        keys = {config_hash_of(opts, strategy.settings(), templates_digest(library, strategy.templates))
+                for library in (built_in, edited)}
         assert (len(keys) == 1) == same, name

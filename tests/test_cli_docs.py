@@ -2,7 +2,8 @@
 
 Each row of the docs' flag table (`--workers N` ... `solve, bench, train coderl+`) must be, value name included, on
 exactly the commands the row lists (a group there, `train`, stands for all its commands); `--strategy` help on `solve`
-and `bench` must name every strategy in `STRATEGIES`, built from it and still cheap to import.
+and `bench` must name every registered strategy, and `--dataset` help every registered dataset, built from the
+registries and still cheap to import.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import pytest
 import typer
 
 from solidcoder.cli import app
-from solidcoder.strategies import STRATEGIES
+from solidcoder.datasets import dataset_names
+from solidcoder.strategies import strategy_names
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 ROW = re.compile(r"\| `(--[\w-]+) ?([^`]*)` \|.*\| ([^|]+) \|")
@@ -57,8 +59,8 @@ def commands_with(flag: str, value: str) -> set[str]:
             for param in command.params if flag in getattr(param, "opts", []) and param.metavar == value}
 
 
-def strategy_help(command: str) -> str:
-    return next(param.help for param in COMMANDS[command].params if "--strategy" in getattr(param, "opts", []))
+def option_help(command: str, flag: str) -> str:
+    return next(param.help for param in COMMANDS[command].params if flag in getattr(param, "opts", []))
 
 
 def test_the_docs_table_has_its_rows():
@@ -79,8 +81,13 @@ def test_train_takes_a_plain_model_and_solve_and_bench_take_roles():
 
 @pytest.mark.parametrize("command", ["solve", "bench"])
 def test_strategy_help_names_every_strategy(command):
-    words = set(re.findall(r"[\w+-]+", strategy_help(command)))
-    assert set(STRATEGIES) - words == set()
+    words = set(re.findall(r"[\w+-]+", option_help(command, "--strategy")))
+    assert set(strategy_names()) - words == set()
+
+
+def test_dataset_help_names_every_dataset_and_subset_help_every_subset():
+    assert set(dataset_names()) - set(re.findall(r"[\w+-]+", option_help("bench", "--dataset"))) == set()
+    assert {"apps150", "codecontests165"} <= set(re.findall(r"[\w+-]+", option_help("bench", "--subset")))
 
 
 def test_solve_strategy_help_as_printed_names_every_strategy():
@@ -88,7 +95,7 @@ def test_solve_strategy_help_as_printed_names_every_strategy():
     done = subprocess.run([sys.executable, "-m", "solidcoder", "solve", "-h"], capture_output=True, text=True,
                           env=env, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert set(STRATEGIES) - set(re.findall(r"[\w+-]+", done.stdout)) == set()
+    assert set(strategy_names()) - set(re.findall(r"[\w+-]+", done.stdout)) == set()
 
 
 def test_the_cli_imports_no_strategy_machinery_to_show_help():
@@ -99,4 +106,7 @@ def test_the_cli_imports_no_strategy_machinery_to_show_help():
            "solidcoder.cli.train"}
     light = {"solidcoder", "solidcoder.errors", "solidcoder.escaping", "solidcoder.strategies",
              "solidcoder.wording"}  # escaping: re, html; wording: plurals, no imports
-    assert set(done.stdout.split()) <= light | cli
+    # the registries help is built from, and what their entries name (settings' option names, requirements)
+    registries = {"solidcoder.strategies.registry", "solidcoder.strategies.paper_settings", "solidcoder.requirements",
+                  "solidcoder.datasets", "solidcoder.datasets.registry"}
+    assert set(done.stdout.split()) <= light | cli | registries

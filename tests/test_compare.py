@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from solidcoder.bench.compare import paired, sign_test, wilson
-from solidcoder.store import ResultStore
+from solidcoder.store import ResultRow, ResultStore
 
 
 def test_wilson_matches_the_published_interval_for_30_of_40():
@@ -47,8 +47,8 @@ def test_report_compares_each_configuration_with_direct_on_the_problems_both_fin
     outcomes = {"direct": "1100000000", "solidcoder-routed": "1111111011"}
     for strategy, passes in outcomes.items():
         for i, flag in enumerate(passes):
-            store.add_result({"key": f"{strategy}{i}", "id": f"p{i}", "passed": flag == "1", "dataset": "d",
-                              "strategy": strategy, "model": "m", "config_hash": strategy})
+            store.add_result(ResultRow(key=f"{strategy}{i}", id=f"p{i}", passed=flag == "1", dataset="d",
+                                       strategy=strategy, model="m", config_hash=strategy))
     store.close()
     summaries = load_summaries([tmp_path])
     # differences: seven 1s, three 0s; sd 0.4830, half width 1.96 * 0.4830 / sqrt(10) = 0.2994

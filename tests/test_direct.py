@@ -11,7 +11,7 @@ from test_bench_strategies import ADD, BAD, GOOD, run
 
 from solidcoder.errors import BadInput
 from solidcoder.problem import TestCase
-from solidcoder.store import ResultStore
+from solidcoder.store import ResultRow, ResultStore
 from solidcoder.strategies import make_strategy
 from solidcoder.strategies.simple import DirectSettings, parse_direct
 
@@ -60,9 +60,10 @@ def test_best_of_n_without_a_passing_sample_takes_the_behaviour_majority(scripte
 
 def _rows(store: ResultStore, strategy: str, passes: str, tokens: tuple[int, int], alternatives=None) -> None:
     for i, flag in enumerate(passes):
-        row = {"key": f"{strategy}{i}", "id": f"p{i}", "passed": flag == "1", "dataset": "d", "strategy": strategy,
-               "model": "m", "config_hash": strategy, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
-        store.add_result(row | ({"alternatives_passed": alternatives(i)} if alternatives else {}))
+        store.add_result(ResultRow(key=f"{strategy}{i}", id=f"p{i}", passed=flag == "1", dataset="d",
+                                   strategy=strategy, model="m", config_hash=strategy, prompt_tokens=tokens[0],
+                                   completion_tokens=tokens[1],
+                                   alternatives_passed=alternatives(i) if alternatives else None))
 
 
 def test_report_prices_best_of_k_at_each_strategys_tokens(tmp_path):

@@ -14,7 +14,8 @@ from stage_router import StageRouter
 from test_bench_strategies import ADD, run
 
 from solidcoder.problem import Problem, TestCase
-from solidcoder.stages.evidence import checkable, contradiction
+from solidcoder.stages import evidence
+from solidcoder.stages.evidence import checkable
 from solidcoder.stages.live import GeneratedTest, LiveExecutor
 from solidcoder.stages.oracle import parameters, parse_structured_test
 from solidcoder.store import read_rows
@@ -27,6 +28,11 @@ SUM = Problem(id="sum", kind="stdio", statement="Print a + b.", public_tests=[
 
 def call_test(script: str) -> GeneratedTest:
     return GeneratedTest("call", script)
+
+
+def contradiction(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
+    """The evidence's verdict on `test`, run to its end here (the evidence awaits its sandbox runs)."""
+    return asyncio.run(evidence.contradiction(test, problem, live))
 
 
 @pytest.mark.parametrize(("script", "reason"), [

@@ -135,7 +135,8 @@ def test_code_rewards_and_the_rank_table_match_the_local_pool(ray_executor, sand
     def table(executor):
         judge = Judge(executor)
         chain = [SyntaxVerifier(), TestsVerifier(judge, first_n=2, time_limit_s=0.3)]
-        found = rank_table([add], samples, judge, chain, [MajorityScorer(judge), DuplicateScorer()], 2)
+        found = asyncio.run(rank_table([add], samples, judge, chain, [MajorityScorer(judge), DuplicateScorer()],
+                                       2))
         return [(r.filters, r.survivors, r.best_of_k) for r in found]
 
     assert table(ray_executor) == table(sandbox_pool)
@@ -188,6 +189,7 @@ def test_a_bench_unit_whose_actor_dies_is_rerun_on_the_replacement(ray_executor,
 
     from solidcoder.bench.distributed import DistributedTask, ModelRecipe, UnitSpec, prompt_texts
     from solidcoder.bench.runner import BenchRunner, RunSpec
+    from solidcoder.bench.tasks import TaskRecipe
     from solidcoder.datasets import DataOptions, load_dataset
     from solidcoder.prompting import PromptLibrary
     from solidcoder.store import ResultStore
@@ -196,7 +198,7 @@ def test_a_bench_unit_whose_actor_dies_is_rerun_on_the_replacement(ray_executor,
     problems, _ = load_dataset("humaneval", DataOptions(data_file=HUMANEVAL, limit=1))
     recipe = ModelRecipe("openai/scripted-model", scripted_server.url, retries=1)
     spec = UnitSpec(run_id=uuid.uuid4().hex, model=recipe, prompts=prompt_texts(PromptLibrary.from_env()),
-                    strategy="direct")
+                    task=TaskRecipe("direct"))
     store = ResultStore(tmp_path)
     task = DistributedTask(problems, spec, ray_executor)
     runner = BenchRunner(spec=RunSpec("humaneval", "direct", recipe.spec, "h"), task=task, model=recipe.build(),

@@ -9,7 +9,6 @@ import pytest
 
 from solidcoder.datasets.humaneval import docstring_asserts, prompt_header
 from solidcoder.execution.judge import Judge
-from solidcoder.execution.sandbox import Limits
 from solidcoder.problem import Problem, TestCase, argument_lines_test
 
 
@@ -192,7 +191,7 @@ def test_forged_pass_by_int_subclass(judge):
 
 def test_forged_pass_by_patching_the_harness_module(judge):
     code = (
-        "import solidcoder.execution.harness as h, solidcoder.execution.compare as c\n"
+        "import solidcoder.execution.inside.harness as h, solidcoder.execution.inside.compare as c\n"
         "h.strict_equal = c.strict_equal = lambda *a, **k: True\n"
         "h.is_plain_value = c.is_plain_value = lambda *a: True\n"
         "def add(a, b):\n    return 0\n"
@@ -294,15 +293,45 @@ def test_stdio_runtime_error_and_timeout_verdicts(judge):
     assert judge.judge(problem, "while True: pass").verdicts[0].status == "timeout"
 
 
-def test_sandbox_failure_is_an_infrastructure_error_not_a_wrong_answer(sandbox_pool):
+def test_a_worker_killed_mid_run_raises_sandbox_failure_never_a_verdict():
+    import asyncio
+    import threading
+
+    from solidcoder.errors import SandboxFailure
     from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 
+    tests = [TestCase(kind="stdio", stdin="", expected_stdout="1\n")]
+    problem = Problem(id="i", kind="stdio", statement="", public_tests=tests, time_limit_s=3.0)
     with SandboxPool(SandboxConfig(workers=1)) as pool:
-        import threading
-
         threading.Timer(0.3, pool._workers[0].proc.kill).start()
-        tests = [TestCase(kind="stdio", stdin="", expected_stdout="1\n")]
-        problem = Problem(id="i", kind="stdio", statement="", public_tests=tests, time_limit_s=3.0)
-        report = Judge(pool).judge(problem, "import time\ntime.sleep(2)\nprint(1)")
-    assert report.infrastructure_error and report.verdicts[0].status == "sandbox_error"
-    assert Limits().wall_s > 0
+        with pytest.raises(SandboxFailure, match="worker died"):
+            asyncio.run(Judge(pool).ajudge(problem, "import time\ntime.sleep(2)\nprint(1)"))
+        assert Judge(pool).judge(problem, "print(1)").passed  # the worker is started again for the next run
+        assert Judge(pool).judge(problem, "print(2)").verdicts[0].status == "fail"
+
+
+@pytest.mark.parametrize("stop", [False, True])
+def test_a_worker_that_will_not_start_raises_sandbox_failure_from_both_entry_points(unstartable_pool, stop):
+    import asyncio
+
+    from solidcoder.errors import SandboxFailure
+
+    stdio = Problem(id="s", kind="stdio", statement="", time_limit_s=2.0,
+                    public_tests=[TestCase(kind="stdio", stdin="", expected_stdout="1\n")] * 2)
+    calls = call_problem([TestCase(kind="call", call="add(1, 2)", expected=3)])
+    judge = Judge(unstartable_pool)
+    for problem, code in ((stdio, "print(1)"), (calls, "def add(a, b):\n    return a + b\n")):
+        with pytest.raises(SandboxFailure, match="worker unavailable"):
+            asyncio.run(judge.ajudge(problem, code, stop_at_first_failure=stop))
+        with pytest.raises(SandboxFailure, match="worker unavailable"):
+            judge.judge(problem, code, stop_at_first_failure=stop)
+
+
+def test_a_program_that_fakes_a_sandbox_failure_or_crashes_gets_a_verdict(judge):
+    tests = [TestCase(kind="stdio", stdin="", expected_stdout="1\n")]
+    problem = Problem(id="f", kind="stdio", statement="", public_tests=tests, time_limit_s=2.0)
+    faker = "import os\nos.write(2, b'sandbox setup failed: fake')\nos._exit(121)"
+    crash = "import os\nos.abort()"
+    assert [judge.judge(problem, code).verdicts[0].status for code in (faker, crash)] == ["error", "error"]
+    calls = call_problem([TestCase(kind="call", call="add(1, 2)", expected=3)])
+    assert judge.judge(calls, "import os\ndef add(a, b):\n    os.abort()\n").verdicts[0].status == "error"

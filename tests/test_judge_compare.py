@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from solidcoder.execution.judge import Judge
-from solidcoder.execution.sandbox import Limits
 from solidcoder.problem import Problem, TestCase
 
 ONE_PER_LINE = "print(1)\nprint(2)\nprint(3)\n"
@@ -50,8 +49,3 @@ def test_judge_uses_the_problems_own_tolerance(judge):
 def test_judge_refuses_a_float_for_an_integer_answer(judge):
     problem = stdio("999999937\n", "Print the prime. The relative error must not exceed 10^{-6}.")
     assert not judge.judge(problem, "print(1e9)").passed
-
-
-def test_judge_stdio_still_takes_its_positional_arguments(judge):
-    tests = [TestCase(kind="stdio", stdin="", expected_stdout="1 2 3\n")]
-    assert judge.judge_stdio(ONE_PER_LINE, tests, Limits(wall_s=5.0), False).passed

@@ -19,8 +19,8 @@ from solidcoder.problem import Problem, TestCase
 
 HONEST = "def f(x):\n    return x + 1\n"
 WRONG = "def f(x):\n    return 0\n"
-REFEREE = "__import__('sys').modules['solidcoder.execution.referee']"
-COMPARE = "__import__('sys').modules['solidcoder.execution.compare']"
+REFEREE = "__import__('sys').modules['solidcoder.execution.inside.referee']"
+COMPARE = "__import__('sys').modules['solidcoder.execution.inside.compare']"
 TAMPERING = {
     "rebinds the comparison": f"{REFEREE}.strict_equal = lambda *a, **k: True",
     "swaps the comparison's code": f"{COMPARE}.strict_equal.__code__ = (lambda a, b, c=0: True).__code__",
@@ -130,7 +130,7 @@ def test_a_candidate_cannot_signal_its_judge(solo_pool):
     assert judge.judge(PLUS_ONE, HONEST).passed
 
 
-PROXIES = "__import__('sys').modules['solidcoder.execution.proxies']"
+PROXIES = "__import__('sys').modules['solidcoder.execution.inside.proxies']"
 SAME_SCRIPT_TAMPERING = {
     "patches the proxies": f"assert f(1) == 2\n{PROXIES}._incoming = lambda *a: 2",
     "patches numpy, loaded after the snapshot": "import numpy as np\nassert np.array_equal(f(1), 2)\n"
@@ -177,9 +177,9 @@ def _is_module(name: str) -> bool:
 def test_integrity_watches_every_module_the_judge_imports():
     import sys
 
-    from solidcoder.execution import integrity
+    from solidcoder.execution.inside import integrity
 
-    own, todo, outside = set(), ["solidcoder.execution.referee"], set()
+    own, todo, outside = set(), ["solidcoder.execution.inside.referee"], set()
     while todo:
         own.add(module := todo.pop())
         for name in _imports(module) - own:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from bench_support import bench_command, canonical_responder, rows, run_cli
 
-from solidcoder.bench.command import LATER_OPTIONS, BenchOptions, config_hash_of
+from solidcoder.bench.plan import LATER_OPTIONS, BenchOptions, config_hash_of
 from solidcoder.core.calls import MemoryLog, RecordingModel
 from solidcoder.core.keys import config_key, without_later_defaults
 from solidcoder.models.base import Message

@@ -12,7 +12,7 @@ from test_bench_strategies import ADD, BAD, GOOD, run, run_capped
 
 from solidcoder.bench.runner import BenchRunner, RunSpec
 from solidcoder.bench.tasks import CodeTask
-from solidcoder.execution.blocks import shorten, trace_blocks
+from solidcoder.execution.blocks import BlockTrace, atrace_blocks, shorten
 from solidcoder.models.factory import ModelOptions, make_model
 from solidcoder.models.retry import RetryPolicy
 from solidcoder.prompting import PromptLibrary
@@ -22,6 +22,11 @@ from solidcoder.strategies import make_strategy
 LOOP = "def f(n):\n    total = 0\n    for i in range(n):\n        if i % 2:\n            total += i\n    return total\n"
 ZERO_BUG = "```python\ndef add(a, b):\n    return a if b else 0\n```"  # fails add(1, 2) as BAD does
 DEBUG = json.dumps({"blocks": [{"block": "BLOCK-0", "correct": False, "explanation": "subtracts instead of adds"}]})
+
+
+def trace_blocks(pool, code: str, **given) -> BlockTrace:
+    """One block trace, run to its end here (the tracer is async: `atrace_blocks`)."""
+    return asyncio.run(atrace_blocks(pool, code, **given))
 
 
 def test_the_block_tracer_cuts_the_loop_program_into_the_anchors_seven_blocks(sandbox_pool):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from solidcoder.prompting import PromptLibrary
@@ -57,7 +59,7 @@ def test_two_training_steps_then_scoring(tmp_path):
 
     problem = Problem(id="add", kind="call", statement="Add two numbers.", entry_point="add")
     candidates = [Candidate(r["code"]) for r in ROWS[:3]]
-    scores = scorer.scores(problem, candidates)
+    scores = asyncio.run(scorer.scores(problem, candidates))
     assert len(scores) == 3 and all(isinstance(s, float) for s in scores)
     # batching must not change a score: one text alone scores the same as inside a packed batch
     alone = scorer.score_texts([scorer.library.render("verify/orm", problem=problem.statement,

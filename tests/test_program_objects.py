@@ -176,7 +176,8 @@ def test_the_programs_exception_arrives_as_its_class_with_its_args(sandbox_pool,
     passes(sandbox_pool, code, script)
 
 
-POSING = "type('Fake', (Exception,), {'__module__': 'solidcoder.execution.proxies', '__qualname__': 'TestTimeout'})"
+POSING = ("type('Fake', (Exception,), {'__module__': 'solidcoder.execution.inside.proxies', "
+          "'__qualname__': 'TestTimeout'})")
 
 
 @pytest.mark.parametrize("code", [
@@ -198,7 +199,7 @@ def test_a_million_pair_answer_is_judged_within_the_programs_limit(sandbox_pool)
 
 
 def test_a_program_that_stalls_its_own_sending_gains_only_the_allowance(sandbox_pool):
-    code = "import sys, time\nwire = sys.modules['solidcoder.execution.wire']\n" \
+    code = "import sys, time\nwire = sys.modules['solidcoder.execution.inside.wire']\n" \
            "def f(x):\n    wire._dumps = lambda value: time.sleep(60)\n    return x\n"
     started = __import__("time").monotonic()
     found = judged(sandbox_pool, code, "assert f(1) == 1", time_limit_s=1.0)

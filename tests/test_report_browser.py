@@ -104,7 +104,7 @@ def test_following_a_cells_link_opens_the_section_it_leads_into(committed):
 
 
 def test_clicking_a_summary_expands_its_section_and_lays_out_its_content(committed, tmp_path):
-    probe = ("<script>const d = document.querySelector('section.problem details.stage');"
+    probe = ("<script>const d = document.querySelector('section.problem details.phase');"
              "const before = d.open; d.querySelector('summary').click();"
              "const call = d.querySelector('details.call');"
              "document.body.dataset.before = before; document.body.dataset.after = d.open;"
@@ -116,16 +116,16 @@ def test_clicking_a_summary_expands_its_section_and_lays_out_its_content(committ
 
 
 def test_nested_sections_are_indented_under_their_summaries(committed, tmp_path):
-    """A stage's calls sit right of the stage's summary, and a call's reply right of the call's summary."""
-    probe = ("<script>const stage = document.querySelector('section.problem details.stage'); stage.open = true;"
-             "const call = stage.querySelector('details.call'); call.open = true;"
+    """A phase's calls sit right of the phase's summary, and a call's reply right of the call's summary."""
+    probe = ("<script>const phase = document.querySelector('section.problem details.phase'); phase.open = true;"
+             "const call = phase.querySelector('details.call'); call.open = true;"
              "const left = e => String(e.getBoundingClientRect().left); const data = document.body.dataset;"
-             "data.stage = left(stage.querySelector('summary')); data.call = left(call.querySelector('summary'));"
+             "data.phase = left(phase.querySelector('summary')); data.call = left(call.querySelector('summary'));"
              "data.reply = left(call.querySelector('pre'));</script>")
     page = tmp_path / "indented.html"
     page.write_text(committed.read_text(encoding="utf-8").replace("</body>", probe + "</body>"), encoding="utf-8")
     body = next(attrs for attrs, _ in render(page).find("body"))
-    assert float(body["data-stage"]) + 8 < float(body["data-call"]) < float(body["data-reply"]) - 8
+    assert float(body["data-phase"]) + 8 < float(body["data-call"]) < float(body["data-reply"]) - 8
 
 
 def test_bar_labels_show_one_decimal(committed):

@@ -17,9 +17,9 @@ import tomllib
 
 from solidcoder.errors import BadInput
 from solidcoder.requirements import RUFF, Requirement, check_installed
-from solidcoder.strategies import STRATEGIES, make_strategy
+from solidcoder.strategies import make_strategy, strategy_names
 from solidcoder.strategies.paper_settings import COMPONENTS
-from solidcoder.verify.select import REQUIRES as PRERANK_REQUIRES
+from solidcoder.strategies.selection import REQUIRES as PRERANK_REQUIRES
 from solidcoder.verify.table import RANK_PRESETS
 from solidcoder.verify.weak import filter_requirements
 
@@ -38,7 +38,7 @@ BASE = {distribution(line) for line in PROJECT["dependencies"]}
 
 def every_strategy() -> list[str]:
     ablations = [f"{preset}_no_{part}" for preset in ("solidcoder", "solidcoder+") for part in COMPONENTS]
-    return [*STRATEGIES, *ablations, *(f"solidcoder-routed:{option}" for option in ROUTED_OPTIONS)]
+    return [*strategy_names(), *ablations, *(f"solidcoder-routed:{option}" for option in ROUTED_OPTIONS)]
 
 
 def test_every_strategy_needs_only_the_base_dependencies_and_they_are_installed():

@@ -66,29 +66,31 @@ def test_a_resumed_run_replays_all_of_tier_1s_samples_from_their_one_request(scr
 def test_the_report_counts_the_problems_that_ended_in_each_tier(scripted_server, sandbox_pool, tmp_path):
     from solidcoder.bench.metrics import summarize
     from solidcoder.bench.report import tier_lines
+    from solidcoder.store import ResultRow
 
     StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", GOOD)
     row = routed(scripted_server, sandbox_pool, tmp_path)
     tokens = sum(t["tokens"] for t in row["notes"]["tiers"])
-    assert tier_lines(summarize([row], [])) == [
+    assert tier_lines(summarize([ResultRow.from_dict(row)], [])) == [
         f"t solidcoder-routed (m): ended in tier 0: 1 (1 pass); tokens per problem spent in tier 0: {tokens}"]
 
 
 def test_the_report_says_where_the_tokens_went_by_template(scripted_server, sandbox_pool, tmp_path):
     from solidcoder.bench.metrics import summarize
     from solidcoder.bench.report import template_lines
+    from solidcoder.store import ResultRow
 
     StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", GOOD)
     row = routed(scripted_server, sandbox_pool, tmp_path)
     assert row["template_usage"] == {"strategies/direct": [1, 11, 13], "refinements/red_team_compact": [1, 11, 13],
                                      "paper/judge": [1, 11, 13]}
-    assert template_lines(summarize([row], [])) == [
+    assert template_lines(summarize([ResultRow.from_dict(row)], [])) == [
         "t solidcoder-routed (m): tokens per problem by template: strategies/direct 24 (33%), "
         "refinements/red_team_compact 24 (33%), paper/judge 24 (33%)"]
     older = {**row, "stage_usage": {"direct": [1, 11, 13]}}  # a row recorded before 2026-12-03
     del older["template_usage"]
-    assert template_lines(summarize([older], [])) == ["t solidcoder-routed (m): tokens per problem by template: "
-                                                      "direct 24 (33%)"]
+    assert template_lines(summarize([ResultRow.from_dict(older)], [])) == [
+        "t solidcoder-routed (m): tokens per problem by template: direct 24 (33%)"]
 
 
 def test_tier_0_accepts_nothing_when_no_test_ran(scripted_server, sandbox_pool, tmp_path):

@@ -333,9 +333,9 @@ with SandboxPool(SandboxConfig(workers=1)) as pool:
 
 
 def test_the_sandbox_ignores_a_solidcoder_package_in_the_working_directory(tmp_path):
-    shadow = tmp_path / "solidcoder" / "execution"
+    shadow = tmp_path / "solidcoder" / "execution" / "inside"
     shadow.mkdir(parents=True)
-    for package in (tmp_path / "solidcoder", shadow):
+    for package in (tmp_path / "solidcoder", shadow.parent, shadow):
         (package / "__init__.py").write_text("")
     (shadow / "zygote.py").write_text("raise SystemExit('the shadow zygote ran')\n")
     done = subprocess.run([sys.executable, "-P", "-c", SHADOW_PROBE], capture_output=True, text=True, timeout=120,

@@ -134,7 +134,8 @@ TRUTH_TESTS = [
     TestCase(kind="call", style="check", script="def check(candidate):\n    assert candidate(2)\n"),
 ]
 ANSWERS_WITH_OBJECTS = (  # every call answered with a handle, i.e. "an object of mine", in place of a value
-    "import sys\nsys.modules['solidcoder.execution.harness']._answer = lambda server, request: ('handle', 1, 'X')\n"
+    "import sys\nsys.modules['solidcoder.execution.inside.harness']._answer = "
+    "lambda server, request: ('handle', 1, 'X')\n"
     "def is_even(n):\n    return False\n")
 
 

@@ -57,8 +57,8 @@ def test_the_committed_routed_run_lists_all_40_problems_under_both_configuration
 
 def test_an_old_run_shows_its_tiers_calls_and_hidden_verdict_and_says_executions_were_not_recorded():
     view = shown(COMMITTED, "--problem", "HumanEval/0")[0]
-    assert [stage["name"] for stage in view["stages"]] == ["tier 0"]
-    calls = view["stages"][0]["steps"]
+    assert [phase["name"] for phase in view["phases"]] == ["tier 0"]
+    calls = view["phases"][0]["steps"]
     assert [c["type"] for c in calls] == ["call", "call"] and all(c["completion_tokens"] > 0 for c in calls)
     assert view["scored"] == {"passed": 1, "total": 1, "first_failure": ""} and not view["executions_recorded"]
     assert view["strategy_stages"] == ["red_team", "execute"] and "has_close_elements" in view["program"]
@@ -67,8 +67,8 @@ def test_an_old_run_shows_its_tiers_calls_and_hidden_verdict_and_says_executions
 
 
 def test_replies_are_shortened_unless_full():
-    short = shown(COMMITTED, "--problem", "HumanEval/0")[0]["stages"][0]["steps"][0]["reply"]
-    whole = shown(COMMITTED, "--problem", "HumanEval/0", "--full")[0]["stages"][0]["steps"][0]["reply"]
+    short = shown(COMMITTED, "--problem", "HumanEval/0")[0]["phases"][0]["steps"][0]["reply"]
+    whole = shown(COMMITTED, "--problem", "HumanEval/0", "--full")[0]["phases"][0]["steps"][0]["reply"]
     assert "--full shows them" in short and "--full" not in whole and whole.rstrip().endswith("```")
     assert len(whole) > len(short) - len("--full shows them")
 
@@ -83,17 +83,17 @@ def test_a_bad_path_or_an_unknown_problem_is_one_line_on_stderr_and_exit_2(tmp_p
 def test_a_fresh_bench_run_records_its_executions_and_show_puts_them_in_their_tiers(bench_run):
     assert (bench_run / "executions.jsonl").stat().st_size > 0
     view = shown(bench_run, "--problem", "HumanEval/0")[0]
-    names = [stage["name"] for stage in view["stages"]]
+    names = [phase["name"] for phase in view["phases"]]
     assert names[:2] == ["tier 0", "tier 1"] and names[-1] == "scoring on the hidden tests"
     assert view["line"]["passed"] is False
-    tier0 = view["stages"][0]["steps"]
+    tier0 = view["phases"][0]["steps"]
     assert [s["type"] for s in tier0] == ["call", "execution"] and tier0[0]["template"] == "strategies/direct"
     execution = tier0[1]
     assert execution["purpose"] == "strategy" and execution["passed"] == 0 and execution["total"] == 2
     assert {t["kind"] for t in execution["tests"]} == {"public"} and "return None" in execution["program"]
     failure = execution["first_failure"]
     assert failure["status"] == "fail" and "has_close_elements([1.0, 2.0, 3.0], 0.5)" in failure["input"]
-    [hidden] = view["stages"][-1]["steps"]
+    [hidden] = view["phases"][-1]["steps"]
     assert hidden["purpose"] == "hidden" and hidden["tests"][0]["kind"] == "hidden" and hidden["first_failure"]
 
 
@@ -112,10 +112,10 @@ def test_show_works_the_same_on_a_solve_run_directory(scripted_server, tmp_path)
     [line] = shown(run)
     assert line["passed"] and line["ended"] == "tier 0" and line["calls"] == 1 and line["config"] == "solidcoder-routed"
     view = shown(run, "--problem", line["problem"])[0]
-    assert [stage["name"] for stage in view["stages"]] == ["tier 0", "final check on the public tests"]
-    call, execution = view["stages"][0]["steps"]
+    assert [phase["name"] for phase in view["phases"]] == ["tier 0", "final check on the public tests"]
+    call, execution = view["phases"][0]["steps"]
     assert "[user]" in call["prompt"] and execution["purpose"] == "strategy" and execution["passed"] >= 1
-    assert view["stages"][1]["steps"][0]["purpose"] == "final"
+    assert view["phases"][1]["steps"][0]["purpose"] == "final"
 
 
 def test_program_text_is_escaped_in_the_terminal_never_sent_raw_or_read_as_markup(scripted_server, tmp_path):
@@ -132,11 +132,11 @@ def test_the_trace_fed_to_ldbs_debugger_is_shown_with_its_blocks(scripted_server
     router = StageRouter(scripted_server).queue("strategies/direct", BAD)
     router.queue("strategies/ldb_debug", LDB_DEBUG).queue("strategies/ldb_fix", GOOD)
     run(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path)
-    [stage, scoring] = shown(tmp_path / "run", "--problem", ADD.id)[0]["stages"]
-    steps = [(s["type"], s.get("template") or s.get("purpose")) for s in stage["steps"]]
+    [phase, scoring] = shown(tmp_path / "run", "--problem", ADD.id)[0]["phases"]
+    steps = [(s["type"], s.get("template") or s.get("purpose")) for s in phase["steps"]]
     assert steps == [("call", "strategies/direct"), ("execution", "strategy"), ("execution", "trace"),
                      ("call", "strategies/ldb_debug"), ("call", "strategies/ldb_fix"), ("execution", "strategy")]
-    traced = stage["steps"][2]
+    traced = phase["steps"][2]
     assert traced["tests"][0]["input"] == "assert add(1, 2) == 3" and traced["tests"][0]["status"] == "blocks"
     assert "[BLOCK-0]\n    # a=1\tb=2\n    return a - b\n    # a=1\tb=2\t_ret=-1" in traced["trace"]
     tree = show(tmp_path / "run", "--problem", ADD.id).stdout
@@ -182,7 +182,7 @@ def test_the_readmes_first_show_examples_are_runs_recorded_with_executions():
     assert len(examples) >= 2 and all((REPO / path / "executions.jsonl").stat().st_size > 0 for path, _ in examples)
     path, problem = next(example for example in examples if example[1])
     steps = [step["type"] for view in shown(REPO / path, "--problem", problem) if view["executions_recorded"]
-             for stage in view["stages"] for step in stage["steps"]]
+             for phase in view["phases"] for step in phase["steps"]]
     assert steps.count("execution") >= 2 and "call" in steps
 
 

@@ -24,7 +24,7 @@ from solidcoder.execution.judge import Judge, missing_entry
 from solidcoder.models.llamacpp import Generating, _Heartbeat
 from solidcoder.problem import Problem, TestCase
 from solidcoder.solve.progress import CallProgress
-from solidcoder.textproblem import parse_problem_text
+from solidcoder.solve.textproblem import parse_problem_text
 from solidcoder.wording import counted
 
 REPO = Path(__file__).resolve().parents[1]

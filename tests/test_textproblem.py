@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from solidcoder.errors import BadInput
-from solidcoder.textproblem import parse_problem_text, read_problem_text
+from solidcoder.solve.textproblem import parse_problem_text, read_problem_text
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 STATEMENTS = Path(__file__).resolve().parent / "fixtures" / "statements"

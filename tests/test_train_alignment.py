@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from solidcoder.errors import SandboxFailure
-from solidcoder.execution.judge import Judge, JudgeReport, TestVerdict
+from solidcoder.execution.judge import Judge
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import PromptLibrary
 from solidcoder.train.alignment import (
@@ -175,18 +175,8 @@ def test_code_reward_judges_in_parallel_and_feeds_the_buffer(sandbox_pool):
     assert reward.stats.judged == 4 and reward.stats.passed == 1 and reward.stats.sandbox_errors == 0
 
 
-class _BrokenSandboxJudge:
-    """The sandbox failing on every run, as a worker that cannot start would."""
-
-    class pool:  # noqa: N801 - mimics the attribute of a real Judge
-        size = 2
-
-    def judge(self, problem, code, tests=None):
-        return JudgeReport([TestVerdict(0, "sandbox_error", "worker died")], total=1)
-
-
-def test_sandbox_errors_are_counted_not_scored_zero():
-    reward = CodeReward(_BrokenSandboxJudge(), {"sq": stdio("sq", "1", "1")})
+def test_sandbox_errors_are_counted_not_scored_zero(unstartable_pool):
+    reward = CodeReward(Judge(unstartable_pool), {"sq": stdio("sq", "1", "1")})  # every run: the sandbox failed
     reward.config = type(reward.config)(max_sandbox_error_fraction=1.0)
     assert reward(prompts=[None], completions=["print(1)"], task=["code"], problem_id=["sq"]) == [None]
     assert reward.stats.sandbox_errors == 1

@@ -7,6 +7,7 @@ produces every kind of rollout in the first step.
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
@@ -45,7 +46,7 @@ def tiny_config(tmp_path, tokenizer, **changes):
     return TrainConfig(**values).validate()
 
 
-def test_two_grpo_steps_mix_alignment_prompts_after_failed_rollouts(tmp_path, sandbox_pool):
+def test_two_grpo_steps_mix_alignment_prompts_after_failed_rollouts(tmp_path, sandbox_pool, capsys):
     from solidcoder.train.metrics import StepTimer
     from solidcoder.train.trainer import build_components, make_trainer
 
@@ -82,6 +83,34 @@ def test_two_grpo_steps_mix_alignment_prompts_after_failed_rollouts(tmp_path, sa
     assert records[1]["alignment_fraction"] == 0.5 and records[1]["buffer_size"] >= 2
     assert all(r["generation_s"] > 0 and r["reward_s"] > 0 and r["update_s"] > 0 for r in records)
     assert records[1]["alignment_reward"] is not None and records[0]["code_pass_rate"] is not None
+    generated = cfg.prompt_batch_size * cfg.num_generations * cfg.max_completion_length  # one program token each
+    assert all(r["generation_tokens_per_s"] * r["generation_s"] == pytest.approx(generated) for r in records)
+    import torch
+
+    on_gpu = torch.cuda.is_available() and torch.cuda.is_initialized()
+    for key in ("gpu_mem_allocated_gib", "gpu_mem_reserved_gib"):
+        assert all((r[key] > 0) if on_gpu else (key in r and r[key] is None) for r in records)
+    printed = [ast.literal_eval(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{'loss'")]
+    assert len(printed) == 2 and all(p["gpu_mem_allocated_gib"] is None or on_gpu for p in printed)  # progress lines
+    assert all(float(p["generation_tokens_per_s"]) == pytest.approx(r["generation_tokens_per_s"], rel=0.01)
+               for p, r in zip(printed, records, strict=True))
+
+
+def test_step_timer_rates_the_tokens_of_the_generation_it_timed():
+    import time
+
+    from solidcoder.train.metrics import StepTimer
+
+    timer = StepTimer()
+    with timer.measure("generation"):
+        time.sleep(0.05)
+    timer.add_tokens(300)
+    with timer.measure("reward"):
+        time.sleep(0.01)
+    first, second = timer.lap(), timer.lap()
+    assert first["generation_tokens_per_s"] == pytest.approx(300 / first["generation_s"])
+    assert first["generation_s"] >= 0.05 and first["update_s"] < first["step_s"]
+    assert second["generation_tokens_per_s"] is None and second["generation_s"] == 0.0  # a step that only updated
 
 
 def test_plain_grpo_baseline_from_the_command_line(tmp_path):
@@ -105,3 +134,21 @@ def test_plain_grpo_baseline_from_the_command_line(tmp_path):
     assert record["alignment_groups_total"] == 0 and record["buffer_size"] == 0 and record["tasks_built"] == 0
     assert (tmp_path / "out" / "final" / "config.json").is_file()
     assert (tmp_path / "out" / "checkpoints" / "checkpoint-1").is_dir()
+
+
+def test_the_memory_check_sees_the_runs_batches_and_longest_prompt(tmp_path, sandbox_pool):
+    """The shape the GPU memory check estimates from (it checks nothing on a CPU, so it is built here directly)."""
+    from solidcoder.train.memory import estimate
+    from solidcoder.train.trainer import build_components, check_gpu_memory, model_shape, run_shape
+
+    tokenizer, cfg = program_tokenizer(), tiny_config(tmp_path, program_tokenizer(), max_completion_length=3)
+    parts, model = build_components(cfg, sandbox_pool, problems()), tiny_policy(tokenizer)
+    shape = run_shape(cfg, model, tokenizer, parts)
+    texts = [tokenizer.apply_chat_template(parts.renderer.code_messages(p), add_generation_prompt=True, tokenize=False)
+             for p in problems()]
+    longest = max(len(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts)
+    assert (shape.generation_batch, shape.micro_batch, shape.completion_tokens) == (8, 8, 3)
+    assert shape.prompt_tokens == longest + 3 and shape.param_bytes == 4  # alignment prompts quote a program
+    assert model_shape(model).parameters == sum(p.numel() for p in model.parameters())
+    assert estimate(model_shape(model), shape).peak > 16 * model_shape(model).parameters
+    check_gpu_memory(cfg, model, tokenizer, parts)  # a CPU run is never refused

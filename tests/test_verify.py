@@ -1,6 +1,9 @@
-"""Weak verifiers on known-good and known-bad programs, and the prune-then-rank path (real sandbox, real ruff)."""
+"""Weak verifiers on known-good and known-bad programs, and the prune-then-rank path (real sandbox, real ruff). The
+verifiers, scorers and the path are async; each check here runs one to its end (`asyncio.run`)."""
 
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 
@@ -27,12 +30,12 @@ def problem() -> Problem:
 
 
 def test_syntax_verifier(problem):
-    assert SyntaxVerifier().survivors(problem, [GOOD, BAD_SYNTAX, UNDEFINED_NAME]) == [True, False, True]
+    assert asyncio.run(SyntaxVerifier().survivors(problem, [GOOD, BAD_SYNTAX, UNDEFINED_NAME])) == [True, False, True]
 
 
 def test_ruff_lint_verifier_prunes_errors_not_style(problem):
     programs = [GOOD, BAD_SYNTAX, UNDEFINED_NAME, STYLE_ONLY]
-    assert LintVerifier("ruff").survivors(problem, programs) == [True, False, False, True]
+    assert asyncio.run(LintVerifier("ruff").survivors(problem, programs)) == [True, False, False, True]
 
 
 def test_unknown_linter_is_bad_input():
@@ -42,12 +45,12 @@ def test_unknown_linter_is_bad_input():
 
 def test_tests_verifier_keeps_timeouts(problem, sandbox_pool):
     verifier = TestsVerifier(Judge(sandbox_pool), first_n=2, time_limit_s=0.3)
-    assert verifier.survivors(problem, [GOOD, WRONG, SLOW, BAD_SYNTAX]) == [True, False, True, False]
+    assert asyncio.run(verifier.survivors(problem, [GOOD, WRONG, SLOW, BAD_SYNTAX])) == [True, False, True, False]
 
 
 def test_strong_verifier_uses_hidden_tests(problem, sandbox_pool):
     only_public = "def add(a, b):\n    return a + b if a >= 0 else 1\n"
-    assert StrongVerifier(Judge(sandbox_pool)).survivors(problem, [GOOD, only_public]) == [True, False]
+    assert asyncio.run(StrongVerifier(Judge(sandbox_pool)).survivors(problem, [GOOD, only_public])) == [True, False]
 
 
 def test_make_verifier_specs(sandbox_pool):
@@ -66,8 +69,8 @@ def test_dedupe_counts_whitespace_variants_once():
 def test_prune_then_rank_majority_picks_the_common_behaviour(problem, sandbox_pool):
     judge = Judge(sandbox_pool)
     samples = [GOOD, GOOD, "def add(a, b):\n    return b + a\n", WRONG, WRONG, WRONG, BAD_SYNTAX, SLOW]
-    result = prune_then_rank(problem, samples, [SyntaxVerifier(), TestsVerifier(judge, 1, 0.3)],
-                             MajorityScorer(judge))
+    result = asyncio.run(prune_then_rank(problem, samples, [SyntaxVerifier(), TestsVerifier(judge, 1, 0.3)],
+                                         MajorityScorer(judge)))
     assert result.pruned == {"syntax": 1, "tests:1": 3}
     assert result.best.code.strip() == GOOD.strip()  # 3 votes for the right behaviour beat the single timeout
     assert result.samples == 8 and result.seconds > 0
@@ -80,7 +83,7 @@ def test_rank_table_rows_and_values(problem, sandbox_pool):
     samples = {"add": [GOOD, GOOD, WRONG, BAD_SYNTAX]}
     chain = [SyntaxVerifier(), LintVerifier()]
     for k, expected in ((1, 0.5), (4, 1.0)):
-        rows = rank_table([problem], samples, Judge(sandbox_pool), chain, [DuplicateScorer()], k)
+        rows = asyncio.run(rank_table([problem], samples, Judge(sandbox_pool), chain, [DuplicateScorer()], k))
         assert [r.filters for r in rows] == ["none", "syntax", "syntax + lint:ruff"]
         assert [r.survivors for r in rows] == [1.0, 0.75, 0.75]
         assert [r.best_of_k["duplicates"] for r in rows] == [pytest.approx(expected)] * 3
@@ -148,17 +151,18 @@ def test_rank_names_the_line_of_a_generated_tests_file_that_is_not_tests(tmp_pat
 def test_the_suite_filter_runs_the_first_n_tests_of_the_whole_suite(problem, sandbox_pool):
     off_by_negative = "def add(a, b):\n    return a + b if a >= 0 else 1\n"  # passes every public test
     public, suite = TestsVerifier(Judge(sandbox_pool), 4), make_verifier("suite:4", Judge(sandbox_pool))
-    assert suite.name == "suite:4" and public.survivors(problem, [off_by_negative]) == [True]
-    assert suite.survivors(problem, [GOOD, off_by_negative]) == [True, False]  # the 4th suite test is hidden
+    assert suite.name == "suite:4" and asyncio.run(public.survivors(problem, [off_by_negative])) == [True]
+    assert asyncio.run(suite.survivors(problem, [GOOD, off_by_negative])) == [True, False]  # the 4th is hidden
 
 
 def test_the_papers_baseline_ranks_by_suite_tests_passed_with_duplicates_breaking_ties(problem, sandbox_pool):
     from solidcoder.verify.rank import TestsPassedScorer
 
     half = "def add(a, b):\n    return a + b if a < 1 else 0\n"  # passes 2 of the 4 suite tests
-    scores = TestsPassedScorer(Judge(sandbox_pool), 4).scores(problem, dedupe([WRONG, WRONG, half, GOOD]))
+    scorer = TestsPassedScorer(Judge(sandbox_pool), 4)
+    scores = asyncio.run(scorer.scores(problem, dedupe([WRONG, WRONG, half, GOOD])))
     assert scores[2] > scores[1] > scores[0]  # 4 passed > 2 passed > 0 passed
-    tied = TestsPassedScorer(Judge(sandbox_pool), 4).scores(problem, dedupe([GOOD, GOOD + " ", GOOD + "\n# x\n"]))
+    tied = asyncio.run(scorer.scores(problem, dedupe([GOOD, GOOD + " ", GOOD + "\n# x\n"])))
     assert tied[0] > tied[1]  # both pass all four; the one sampled twice ranks first
 
 
@@ -172,8 +176,18 @@ def test_the_paper_preset_reads_back_and_makes_one_row_per_filter_and_v_all(prob
         rank_preset("papr")
     judge = Judge(sandbox_pool)
     chain = [make_verifier(spec, judge) for spec in paper.prune]
-    rows = rank_table([problem], {"add": [GOOD, WRONG, BAD_SYNTAX]}, judge, chain, [baseline_ranker(paper, judge)],
-                      3, paper)
+    rows = asyncio.run(rank_table([problem], {"add": [GOOD, WRONG, BAD_SYNTAX]}, judge, chain,
+                                  [baseline_ranker(paper, judge)], 3, paper))
     assert [r.filters for r in rows] == ["none", "syntax", "lint:ruff", "suite:10", "V_all"]
     assert [r.survivors for r in rows] == pytest.approx([1.0, 2 / 3, 2 / 3, 1 / 3, 1 / 3])
     assert all(r.best_of_k["tests-passed"] == 1.0 for r in rows) and all(r.pps["tests-passed"] > 0 for r in rows)
+
+
+def test_a_sandbox_failure_while_pruning_or_ranking_raises_instead_of_keeping_or_scoring(problem, unstartable_pool):
+    from solidcoder.errors import SandboxFailure
+
+    judge = Judge(unstartable_pool)
+    with pytest.raises(SandboxFailure):  # once kept as if it had timed out
+        asyncio.run(TestsVerifier(judge, first_n=1).survivors(problem, [GOOD]))
+    with pytest.raises(SandboxFailure):
+        asyncio.run(prune_then_rank(problem, [GOOD, WRONG], [SyntaxVerifier()], MajorityScorer(judge)))

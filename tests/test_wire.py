@@ -18,7 +18,7 @@ import struct
 
 import pytest
 
-from solidcoder.execution import wire
+from solidcoder.execution.inside import wire
 
 PLAIN = [
     None, True, False, 0, -1, 2**63 - 1, -(2**63) + 1, 2**63, -(2**63), 10**400, -(7**300), 1.5, -0.0, math.inf,

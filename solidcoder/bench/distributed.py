@@ -4,10 +4,11 @@ The driver keeps everything that makes a run resumable: it decides which units a
 to the run directory (results.jsonl, errors.jsonl) and every paid model reply to calls.jsonl, exactly as on one
 machine, so a run started on a cluster resumes on a laptop and the other way round. What moves is the unit
 itself: `DistributedTask.run_one` sends the unit to the least busy node's sandbox actor (`RayExecutor.stream`),
-where `run_unit` runs the same `CodeTask` / `TraceTask` code against that node's local pool (no hop per
-execution) with a model client built there from the same model spec, so model calls go from the node straight
-to the configured endpoint. Each paid reply streams back to the driver as it arrives and is logged at once;
-the unit's replies already in calls.jsonl travel with it and are replayed, not paid again.
+where `run_unit` runs the same `CodeTask` / `TraceTask` code, built from the run's `TaskRecipe`, against that
+node's local pool (no hop per execution) with a model client built there from the same `ModelRecipe`, so model
+calls go from the node straight to the configured endpoint. Each paid reply streams back to the driver as it
+arrives and is logged at once; the unit's replies already in calls.jsonl travel with it and are replayed, not paid
+again.
 
 Differences from one machine, all in how, not what: `--concurrency` bounds units in flight (each makes one
 model call at a time, so it still bounds model calls in flight) instead of allowing twice as many units to
@@ -29,13 +30,17 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from solidcoder.bench.runner import InfrastructureError
+from solidcoder.bench.runner import InfrastructureError, UnitRecorder
 from solidcoder.core.calls import Limiter, RecordingModel
 from solidcoder.core.trajectory import Usage
 from solidcoder.errors import BadInput, ModelError
 from solidcoder.prompting import SUFFIX, PromptLibrary
+from solidcoder.store import ResultRow
+
+if TYPE_CHECKING:
+    from solidcoder.bench.tasks import TaskRecipe
 
 ATTEMPTS = 3  # nodes a unit may die on before it is recorded as an infrastructure error
 _KEPT_RUNS = 4  # runs whose model client, prompts and task each node process keeps
@@ -51,6 +56,11 @@ class ModelRecipe:
     retries: int = 3
     roles: tuple[tuple[str, str], ...] = ()  # (role, spec) from --model ROLE=SPEC
     threads: int | None = None  # the embedded model's CPU threads (--threads)
+
+    @property
+    def label(self) -> str:
+        """The model as rows and resume keys name it: the spec, then any `role=spec` in role order."""
+        return ",".join([self.spec, *(f"{role}={spec}" for role, spec in self.roles)])
 
     def build(self):
         from solidcoder.models.factory import DEFAULT_ROLE, ModelOptions, check_api_base, make_model, make_roster
@@ -81,9 +91,7 @@ class UnitSpec:
     run_id: str
     model: ModelRecipe
     prompts: dict[str, str]  # template name -> text, as resolved on the driver
-    strategy: str | None  # None: a trace-inference task
-    temperature: float | None = None
-    max_tokens: int | None = None
+    task: TaskRecipe  # what the unit runs: the same recipe a local run builds its task from
     max_calls: int | None = None
     concurrency: int = 8
 
@@ -107,7 +115,7 @@ class DistributedTask:
                 self._replies.setdefault(call_id.split("#", 1)[0], {})[call_id] = row
         return dict(self._replies.get(model.key, {}))
 
-    async def run_one(self, item: Any, model: RecordingModel) -> dict[str, Any]:
+    async def run_one(self, item: Any, model: RecordingModel) -> ResultRow:
         from ray.exceptions import RayActorError
 
         replies = self.replies_for(model)
@@ -120,7 +128,7 @@ class DistributedTask:
                 await asyncio.sleep(min(2.0**attempt, 10.0))  # a restarting actor needs a moment
         raise InfrastructureError(f"the Ray node running this unit died {ATTEMPTS} times: {problem}")
 
-    async def _attempt(self, item: Any, model: RecordingModel, replies: dict[str, dict]) -> dict[str, Any]:
+    async def _attempt(self, item: Any, model: RecordingModel, replies: dict[str, dict]) -> ResultRow:
         stream = self.executor.stream(run_unit, self.spec, item, model.key, replies)
         async with contextlib.aclosing(stream):
             async for event in stream:
@@ -180,10 +188,9 @@ class _Events:
 
 @dataclass
 class _RunContext:
-    model: Any
+    recorder: UnitRecorder
     prompts_dir: Path
     task: Any
-    limiter: Limiter
 
 
 _contexts: OrderedDict[str, _RunContext] = OrderedDict()
@@ -202,27 +209,20 @@ def _event_loop() -> asyncio.AbstractEventLoop:
 
 
 def _context(pool: Any, spec: UnitSpec) -> _RunContext:
-    """This process's model client, prompts, task and call limiter for the run (built once per run, then shared)."""
+    """This process's model client and call limiter, prompts and task for the run (built once per run, then
+    shared)."""
     with _contexts_lock:
         if spec.run_id in _contexts:
             _contexts.move_to_end(spec.run_id)
             return _contexts[spec.run_id]
-        from solidcoder.bench.tasks import CodeTask, TraceTask
-
         prompts_dir = Path(tempfile.mkdtemp(prefix="solidcoder-prompts-"))
         for name, text in spec.prompts.items():
             target = prompts_dir / f"{name}{SUFFIX}"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-        prompts = PromptLibrary([("driver", prompts_dir)])
-        if spec.strategy is None:
-            task = TraceTask([], prompts, pool, spec.temperature, spec.max_tokens)
-        else:
-            from solidcoder.strategies import make_strategy
-
-            task = CodeTask([], make_strategy(spec.strategy), prompts, pool, spec.temperature, spec.max_tokens)
-        context = _contexts[spec.run_id] = _RunContext(spec.model.build(), prompts_dir, task,
-                                                       Limiter(spec.concurrency))
+        task = spec.task.build([], PromptLibrary([("driver", prompts_dir)]), pool)
+        recorder = UnitRecorder(spec.model.build(), Limiter(spec.concurrency), spec.max_calls)
+        context = _contexts[spec.run_id] = _RunContext(recorder, prompts_dir, task)
         while len(_contexts) > _KEPT_RUNS:
             _, old = _contexts.popitem(last=False)
             shutil.rmtree(old.prompts_dir, ignore_errors=True)
@@ -239,7 +239,7 @@ def run_unit(pool: Any, spec: UnitSpec, item: Any, key: str, replies: dict[str, 
     ("done", fields, usage), ("error", class path, message, usage) or ("crash", traceback, usage)."""
     context = _context(pool, spec)
     events: queue.SimpleQueue = queue.SimpleQueue()
-    model = RecordingModel(context.model, _StreamingStore(replies, events), key, context.limiter, spec.max_calls)
+    model = context.recorder.record(_StreamingStore(replies, events), key)
 
     async def work() -> None:
         try:

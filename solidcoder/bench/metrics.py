@@ -11,6 +11,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from math import comb
 
+from solidcoder.store import ResultRow
+
 GROUP = ("dataset", "strategy", "model", "config_hash", "run")  # run: set by `report` where two directories share a
 # configuration (the same command run twice); otherwise empty
 
@@ -48,7 +50,7 @@ class Summary:
     tiers: dict[int, int] = field(default_factory=dict)  # solidcoder-routed: problems that ended in each tier,
     tiers_passed: dict[int, int] = field(default_factory=dict)  # ... those of them the hidden tests accept,
     tier_tokens: dict[int, float] = field(default_factory=dict)  # ... and tokens per problem each tier spent
-    oracle_rounds: dict[str, int] = field(default_factory=dict)  # outcome -> rounds (`notes.oracle_rounds`)
+    oracle_rounds: dict[str, int] = field(default_factory=dict)  # outcome -> rounds (the notes' `oracle`)
     # template -> tokens per problem (rows' `template_usage`; rows before 2026-12-03 have `stage_usage`, keyed by the
     # template name's last part)
     template_tokens: dict[str, float] = field(default_factory=dict)
@@ -69,13 +71,13 @@ class Summary:
         return self.label or self.strategy
 
 
-def _group(row: dict) -> tuple:
-    return tuple(row.get(k, "") for k in GROUP)
+def _group(row: ResultRow) -> tuple:
+    return tuple(getattr(row, k) for k in GROUP)
 
 
-def summarize(results: list[dict], errors: list[dict]) -> list[Summary]:
+def summarize(results: list[ResultRow], errors: list[ResultRow]) -> list[Summary]:
     """One Summary per (dataset, strategy, model, config) found in the rows, in first-seen order."""
-    by_group: dict[tuple, list[dict]] = defaultdict(list)
+    by_group: dict[tuple, list[ResultRow]] = defaultdict(list)
     for row in _unique(results):
         by_group[_group(row)].append(row)
     done = {_key(row) for row in results}
@@ -87,11 +89,11 @@ def summarize(results: list[dict], errors: list[dict]) -> list[Summary]:
     return [_summary(g, by_group.get(g, []), len(failed.get(g, ()))) for g in groups]
 
 
-def _key(row: dict) -> tuple[str, str]:
-    return row.get("run", ""), row["key"]
+def _key(row: ResultRow) -> tuple[str, str]:
+    return row.run, row.key
 
 
-def _unique(rows: list[dict]) -> list[dict]:
+def _unique(rows: list[ResultRow]) -> list[ResultRow]:
     seen: set[tuple[str, str]] = set()
     out = []
     for row in rows:
@@ -101,11 +103,11 @@ def _unique(rows: list[dict]) -> list[dict]:
     return out
 
 
-def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
+def _summary(group: tuple, rows: list[ResultRow], infra: int) -> Summary:
     summary = Summary(*group, infra_errors=infra)
     per_problem: dict[str, list[bool]] = defaultdict(list)
     for row in rows:
-        per_problem[row["id"]].append(bool(row["passed"]))
+        per_problem[row.id].append(bool(row.passed))
     summary.problems = len(per_problem)
     summary.per_problem = {pid: sum(v) / len(v) for pid, v in per_problem.items()}
     if not rows:
@@ -115,26 +117,35 @@ def _summary(group: tuple, rows: list[dict], infra: int) -> Summary:
     for k in sorted({1, n} | {k for k in (5, 10, 100) if k <= n}):
         summary.pass_at[k] = sum(pass_at_k(len(v), sum(v), k) for v in per_problem.values()) / len(per_problem)
     for name in ("calls", "prompt_tokens", "completion_tokens", "wall_s"):
-        setattr(summary, name, sum(row.get(name, 0) for row in rows) / len(per_problem))
-    summary.cost_usd = sum(row.get("cost_usd", 0.0) for row in rows)
-    summary.alternatives = {row["id"]: row["alternatives_passed"] for row in rows if row.get("alternatives_passed")}
-    judged = [row for row in rows if row.get("false_alarms") is not None]
-    summary.kept_tests = sum(row.get("kept_tests") or 0 for row in judged)
-    summary.false_alarms = sum(row["false_alarms"] for row in judged)
+        setattr(summary, name, sum(getattr(row, name) for row in rows) / len(per_problem))
+    summary.cost_usd = sum(row.cost_usd for row in rows)
+    summary.alternatives = {row.id: dict(row.alternatives_passed) for row in rows if row.alternatives_passed}
+    judged = [row for row in rows if row.false_alarms is not None]
+    summary.kept_tests = sum(row.kept_tests or 0 for row in judged)
+    summary.false_alarms = sum(row.false_alarms or 0 for row in judged)
     for row in rows:
         _count_tiers(summary, row, len(per_problem))
-        for outcome in row.get("notes", {}).get("oracle_rounds", []):
-            summary.oracle_rounds[outcome] = summary.oracle_rounds.get(outcome, 0) + 1
-        for template, (_, prompt, completion) in (row.get("template_usage") or row.get("stage_usage") or {}).items():
+        _count_rounds(summary, row)
+        for template, (_, prompt, completion) in row.usage.items():
             tokens = summary.template_tokens.get(template, 0)
             summary.template_tokens[template] = tokens + (prompt + completion) / len(per_problem)
     return summary
 
 
-def _count_tiers(summary: Summary, row: dict, problems: int) -> None:
-    notes = row.get("notes", {})
-    if isinstance(tier := notes.get("tier"), int):
-        summary.tiers[tier] = summary.tiers.get(tier, 0) + 1
-        summary.tiers_passed[tier] = summary.tiers_passed.get(tier, 0) + bool(row["passed"])
-    for spent in notes.get("tiers", []):
-        summary.tier_tokens[spent["tier"]] = summary.tier_tokens.get(spent["tier"], 0) + spent["tokens"] / problems
+def _count_rounds(summary: Summary, row: ResultRow) -> None:
+    """Algorithm 1's oracle rounds, by outcome."""
+    oracle = row.notes.oracle if row.notes else None
+    for outcome in oracle.outcomes if oracle else ():
+        summary.oracle_rounds[outcome] = summary.oracle_rounds.get(outcome, 0) + 1
+
+
+def _count_tiers(summary: Summary, row: ResultRow, problems: int) -> None:
+    """Routing's record: the tier the problem ended in (and whether it passed), and the tokens each tier spent."""
+    route = row.notes.route if row.notes else None
+    if route is None:
+        return
+    if route.tier is not None:
+        summary.tiers[route.tier] = summary.tiers.get(route.tier, 0) + 1
+        summary.tiers_passed[route.tier] = summary.tiers_passed.get(route.tier, 0) + bool(row.passed)
+    for spent in route.tiers:
+        summary.tier_tokens[spent.tier] = summary.tier_tokens.get(spent.tier, 0) + spent.tokens / problems

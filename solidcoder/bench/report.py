@@ -14,6 +14,7 @@ written; a partly wrong report would be worse than none. Every cell and line is 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,28 +23,26 @@ from solidcoder.bench.equal_compute import equal_compute_lines
 from solidcoder.bench.metrics import GROUP, Summary, summarize
 from solidcoder.errors import BadInput
 from solidcoder.escaping import terminal_safe
-from solidcoder.shapes import ERROR, RESULT, RUN, checked_rows
-from solidcoder.store import ERRORS, RESULTS
+from solidcoder.shapes import ERROR, RESULT, RUN, checked_results, checked_rows
+from solidcoder.store import ERRORS, RESULTS, RUNS, ResultRow, run_labels
 
 if TYPE_CHECKING:
     from rich.console import Console, Group
     from rich.table import Table
     from rich.text import Text
 
-RUNS = "runs.jsonl"
-
 
 def load_summaries(run_dirs: list[Path], same_problems: bool = False, ids: set[str] | None = None) -> list[Summary]:
     """Summaries of every configuration in the run directories; `same_problems` keeps, per dataset, only the
     problems every configuration finished (a fair comparison of runs that stopped at different points); `ids`, when
     given, only those problems."""
-    results: list[dict] = []
-    errors: list[dict] = []
+    results: list[ResultRow] = []
+    errors: list[ResultRow] = []
     labels: dict[str, str] = {}
     for run_dir in run_dirs:
         rows, failed, named = _read(run_dir, ids)
-        _mark_reruns(run_dir, rows + failed, {row.get("config_hash", "") for row in results + errors})
-        results, errors = results + rows, errors + failed
+        earlier = {row.config_hash for row in results + errors}
+        results, errors = results + _reruns(run_dir, rows, earlier), errors + _reruns(run_dir, failed, earlier)
         labels.update(named)
     summaries = summarize(common_problems(results) if same_problems else results, errors)
     for s in summaries:
@@ -51,25 +50,23 @@ def load_summaries(run_dirs: list[Path], same_problems: bool = False, ids: set[s
     return _distinct_names(summaries)
 
 
-def _read(run_dir: Path, ids: set[str] | None) -> tuple[list[dict], list[dict], dict[str, str]]:
+def _read(run_dir: Path, ids: set[str] | None) -> tuple[list[ResultRow], list[ResultRow], dict[str, str]]:
     """A run directory's result rows, error rows and configuration labels, every row checked against its shape."""
     if not (run_dir / RESULTS).exists() and not (run_dir / ERRORS).exists():
         raise BadInput(f"{run_dir}: not a run directory (no {RESULTS})")
-    labels = {r.get("config_hash", ""): r["label"] for r in checked_rows(run_dir / RUNS, RUN) if r.get("label")}
-    results, errors = checked_rows(run_dir / RESULTS, RESULT), checked_rows(run_dir / ERRORS, ERROR)
+    labels = run_labels(checked_rows(run_dir / RUNS, RUN))
+    results, errors = checked_results(run_dir / RESULTS, RESULT), checked_results(run_dir / ERRORS, ERROR)
     return _only(results, ids), _only(errors, ids), labels
 
 
-def _only(rows: list[dict], ids: set[str] | None) -> list[dict]:
-    return rows if ids is None else [row for row in rows if row.get("id") in ids]
+def _only(rows: list[ResultRow], ids: set[str] | None) -> list[ResultRow]:
+    return rows if ids is None else [row for row in rows if row.id in ids]
 
 
-def _mark_reruns(run_dir: Path, rows: list[dict], earlier: set[str]) -> None:
+def _reruns(run_dir: Path, rows: list[ResultRow], earlier: set[str]) -> list[ResultRow]:
     """A configuration that an earlier directory also holds is another run of it (the same command run again, say
     after a code change the hash does not cover): its rows are kept apart, named by their directory."""
-    for row in rows:
-        if row.get("config_hash") in earlier:
-            row["run"] = run_dir.name
+    return [replace(row, run=run_dir.name) if row.config_hash in earlier else row for row in rows]
 
 
 def _distinct_names(summaries: list[Summary]) -> list[Summary]:
@@ -83,15 +80,15 @@ def _distinct_names(summaries: list[Summary]) -> list[Summary]:
     return summaries
 
 
-def common_problems(results: list[dict]) -> list[dict]:
+def common_problems(results: list[ResultRow]) -> list[ResultRow]:
     """Rows of the problems that every configuration of the same dataset has a result for."""
     ids: dict[tuple, set[str]] = {}
     for row in results:
-        ids.setdefault(tuple(row.get(k, "") for k in GROUP), set()).add(row["id"])
+        ids.setdefault(tuple(getattr(row, k) for k in GROUP), set()).add(row.id)
     shared: dict[str, set[str]] = {}
     for group, found in ids.items():
         shared[group[0]] = shared.get(group[0], found) & found
-    return [row for row in results if row["id"] in shared[row.get("dataset", "")]]
+    return [row for row in results if row.id in shared[row.dataset]]
 
 
 def method(s: Summary) -> str:

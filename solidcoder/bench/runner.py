@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from solidcoder.core.calls import Limiter, RecordingModel
+from solidcoder.core.calls import Limiter, RecordingModel, ReplyLog
 from solidcoder.errors import (
     BudgetExceeded,
     InfrastructureError,
@@ -24,15 +24,16 @@ from solidcoder.errors import (
     ProblemBudgetExceeded,
 )
 from solidcoder.models.base import Model
-from solidcoder.store import ResultStore
+from solidcoder.store import ResultRow, ResultStore
 
 
 class BenchTask(Protocol):
-    """What the runner runs: units with ids, each scored to a row (must contain `passed`)."""
+    """What the runner runs: units with ids, each scored to a row: its verdict (`passed`) and the fields of its kind;
+    the runner adds the unit's identity and usage."""
 
     items: list
 
-    async def run_one(self, item: Any, model: RecordingModel) -> dict[str, Any]: ...
+    async def run_one(self, item: Any, model: RecordingModel) -> ResultRow: ...
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,23 @@ class RunSpec:
     def key(self, item_id: str, sample: int) -> str:
         return "|".join((self.dataset, item_id, self.strategy, self.model, self.config_hash, str(sample)))
 
-    def base_row(self, item_id: str, sample: int) -> dict[str, Any]:
-        return {"key": self.key(item_id, sample), "dataset": self.dataset, "id": item_id, "sample": sample,
-                "strategy": self.strategy, "model": self.model, "config_hash": self.config_hash}
+    def base_row(self, item_id: str, sample: int) -> ResultRow:
+        return ResultRow(key=self.key(item_id, sample), dataset=self.dataset, id=item_id, sample=sample,
+                         strategy=self.strategy, model=self.model, config_hash=self.config_hash)
+
+
+@dataclass(frozen=True)
+class UnitRecorder:
+    """The run's model as each unit sees it: recorded under the unit's key, its calls bounded by the run's `limiter`
+    and by `max_calls` per unit. Every bench unit's `RecordingModel` is made here: by the runner, and on each Ray
+    node (bench/distributed.py)."""
+
+    model: Model
+    limiter: Limiter
+    max_calls: int | None = None  # per (problem, sample); None = unlimited
+
+    def record(self, log: ReplyLog, key: str) -> RecordingModel:
+        return RecordingModel(self.model, log, key, self.limiter, self.max_calls)
 
 
 @dataclass
@@ -67,13 +82,11 @@ class BenchRunner:
     """Runs `task` for `spec` with at most `concurrency` model calls in flight."""
 
     def __init__(self, *, spec: RunSpec, task: BenchTask, model: Model, store: ResultStore, concurrency: int,
-                 on_row: Callable[[dict, RunTotals], None] | None = None, max_calls: int | None = None,
+                 on_row: Callable[[ResultRow, RunTotals], None] | None = None, max_calls: int | None = None,
                  units_in_flight: int | None = None):
-        self.spec, self.task, self.model, self.store = spec, task, model, store
-        self.limiter = Limiter(concurrency)
-        self.concurrency = concurrency
+        self.spec, self.task, self.store = spec, task, store
+        self.recorder = UnitRecorder(model, Limiter(concurrency), max_calls)
         self.on_row = on_row
-        self.max_calls = max_calls  # per (problem, sample); None = unlimited
         # Default: twice as many units as call slots, so one unit's sandbox time overlaps another's model call.
         self.units_in_flight = units_in_flight or max(2 * concurrency, 2)
         self.totals = RunTotals()
@@ -96,10 +109,10 @@ class BenchRunner:
 
     async def _unit(self, item: Any, sample: int) -> None:
         row = self.spec.base_row(item.id, sample)
-        model = RecordingModel(self.model, self.store, row["key"], self.limiter, self.max_calls)
+        model = self.recorder.record(self.store, row.key)
         start = time.monotonic()
         try:
-            row.update(await self.task.run_one(item, model))
+            row = (await self.task.run_one(item, model)).of_unit(row)
         except (ModelError, InfrastructureError) as exc:
             self._error(row, exc, model, time.monotonic() - start)
             await asyncio.to_thread(self.store.fsync)
@@ -108,31 +121,32 @@ class BenchRunner:
             self._error(row, InternalError.of(exc), model, time.monotonic() - start)
             await asyncio.to_thread(self.store.fsync)
             return
-        row.update(usage_fields(model), wall_s=round(time.monotonic() - start, 3))
+        row = replace(row, **usage_fields(model), wall_s=round(time.monotonic() - start, 3))
         self.store.add_result(row)  # written now (safe from kill -9); fsynced below without blocking the loop
         self.totals.finished += 1
-        self.totals.passed += bool(row["passed"])
+        self.totals.passed += bool(row.passed)
         self._report(row)
         await asyncio.to_thread(self.store.fsync)
 
-    def _error(self, row: dict, exc: Exception, model: RecordingModel, wall_s: float) -> None:
+    def _error(self, row: ResultRow, exc: Exception, model: RecordingModel, wall_s: float) -> None:
         kind = "internal" if isinstance(exc, InternalError) else \
             "sandbox" if isinstance(exc, InfrastructureError) else "model"
-        row.update(usage_fields(model), error_kind=kind, error=f"{type(exc).__name__}: {exc}"[:1000],
-                   wall_s=round(wall_s, 3))
+        row = replace(row, **usage_fields(model), error_kind=kind, error=f"{type(exc).__name__}: {exc}"[:1000],
+                      wall_s=round(wall_s, 3))
         self.store.add_error(row)
         self.totals.errors += 1
         if isinstance(exc, (BudgetExceeded, ModelFatalError)) and not isinstance(exc, ProblemBudgetExceeded):
             self.totals.stopped = str(exc)
         self._report(row)
 
-    def _report(self, row: dict) -> None:
+    def _report(self, row: ResultRow) -> None:
         if self.on_row is not None:
             self.on_row(row, self.totals)
 
 
 def usage_fields(model: RecordingModel) -> dict[str, Any]:
+    """The unit's model usage, as `ResultRow` fields."""
     u = model.usage
     return {"calls": u.calls, "replayed_calls": u.replayed, "prompt_tokens": u.prompt_tokens,
             "completion_tokens": u.completion_tokens, "cost_usd": round(u.cost_usd, 6), "model_s": round(u.model_s, 3),
-            "template_usage": model.template_usage}
+            "template_usage": {template: tuple(counts) for template, counts in model.template_usage.items()}}

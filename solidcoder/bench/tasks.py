@@ -4,12 +4,15 @@ Code: the strategy sees the problem and may run code on the public tests; the fi
 tests. A sandbox failure in either is an `InfrastructureError`, not a wrong answer. Trace inference (CodeRL+
 evaluation): the model predicts `f(input)` or a local variable's final value; the truth comes from the tracer's
 real run, and the answer scores when its literal equals it with the same type (Exact@1).
+
+`TaskRecipe` is the one factory of both: the driver builds a local run's task from it, and every Ray node its
+own (bench/distributed.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from solidcoder.bench.runner import InfrastructureError
@@ -20,14 +23,37 @@ from solidcoder.datasets.cruxeval import TraceItem, parameters
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import JudgeReport
 from solidcoder.execution.sandbox import Limits
-from solidcoder.execution.trace import trace_program
+from solidcoder.execution.trace import atrace_program
 from solidcoder.parsing import literal
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
 from solidcoder.stages.live import LiveExecutor, SuiteTest
+from solidcoder.store import ResultRow
 from solidcoder.strategies.base import Attempt, Strategy
 
 ANSWER_NAME = "_answer_"
+TRACE_TEMPLATES = ("tasks/trace_output", "tasks/trace_variable")  # what a trace-inference run renders
+
+
+@dataclass(frozen=True)
+class TaskRecipe:
+    """What every unit of a run runs, as the options resolve it (bench/plan.py): a strategy's code tasks, or trace
+    tasks when `strategy` is None; sent as it is to every Ray node, where `build` makes the node's own task."""
+
+    strategy: str | None  # the strategy's name (with any options); None: trace inference
+    temperature: float | None = None
+    max_tokens: int | None = None  # completion tokens per model call
+
+    def build(self, items: list, prompts: PromptLibrary, pool: Executor,
+              strategy: Strategy | None = None) -> CodeTask | TraceTask:
+        """The task over `items`; `strategy` is the one the driver made from this recipe's name and checked, else (on
+        a Ray node) it is made here."""
+        from solidcoder.strategies import make_strategy
+
+        if self.strategy is None:
+            return TraceTask(items, prompts, pool, self.temperature, self.max_tokens)
+        return CodeTask(items, strategy or make_strategy(self.strategy), prompts, pool, self.temperature,
+                        self.max_tokens)
 
 
 class CodeTask:
@@ -38,41 +64,44 @@ class CodeTask:
         self.items, self.strategy, self.prompts, self.pool = problems, strategy, prompts, pool
         self.temperature, self.max_tokens = temperature, max_tokens
 
-    async def run_one(self, problem: Problem, model: RecordingModel) -> dict[str, Any]:
+    async def run_one(self, problem: Problem, model: RecordingModel) -> ResultRow:
         ctx = SolveContext(model=model, prompts=self.prompts, pool=self.pool, temperature=self.temperature,
                            max_tokens=self.max_tokens, executions=model.executions)
         attempt = await self.strategy.solve(problem, ctx)
         judge = model.executions.judge(self.pool, "hidden")  # records the scoring as every other execution
         report = await judge.ajudge(problem, attempt.code, problem.hidden_tests)  # SandboxFailure: not scored
         failure = report.failures()[0].detail[:300] if report.failures() else ""
-        return {"passed": report.passed, "tests_passed": report.pass_count, "tests_total": report.total,
-                "first_failure": failure, "code": attempt.code, "notes": attempt.notes(),
-                **await self.false_alarms(problem, attempt, report, model.executions),
-                **await self.alternatives(problem, attempt, judge, report)}
+        kept, alarms = await self.false_alarms(problem, attempt, report, model.executions)
+        alternatives = await self.alternatives(problem, attempt, judge, report)
+        return ResultRow(passed=report.passed, tests_passed=report.pass_count, tests_total=report.total,
+                         first_failure=failure, code=attempt.code, notes=attempt.notes(), kept_tests=kept,
+                         false_alarms=alarms, alternatives_passed=alternatives)
 
-    async def alternatives(self, problem: Problem, attempt: Attempt, judge, report: JudgeReport) -> dict[str, Any]:
+    async def alternatives(self, problem: Problem, attempt: Attempt, judge,
+                           report: JudgeReport) -> dict[str, bool] | None:
         """`alternatives_passed`: each of the attempt's other answers judged on the hidden tests (each distinct
-        program once; the answer's own verdict reused); absent when it gave none."""
+        program once; the answer's own verdict reused); None when it gave none."""
         if not attempt.alternatives:
-            return {}
+            return None
         verdicts = {attempt.code: report.passed}
         for code in attempt.alternatives.values():
             if code not in verdicts:
                 verdicts[code] = (await judge.ajudge(problem, code, problem.hidden_tests)).passed
-        return {"alternatives_passed": {name: verdicts[code] for name, code in attempt.alternatives.items()}}
+        return {name: verdicts[code] for name, code in attempt.alternatives.items()}
 
     async def false_alarms(self, problem: Problem, attempt: Attempt, report: JudgeReport,
-                           executions: UnitExecutions | None = None) -> dict[str, Any]:
-        """Oracle precision: of the tests the strategy kept, how many reject this answer although the hidden tests
-        accept it (a false alarm). Counted only on answers the hidden tests accept; absent without kept tests."""
+                           executions: UnitExecutions | None = None) -> tuple[int | None, int | None]:
+        """Oracle precision: (kept tests, false alarms): of the tests the strategy kept, how many reject this answer
+        although the hidden tests accept it (a false alarm). Counted only on answers the hidden tests accept (else
+        None); both None without kept tests."""
         if not attempt.kept:
-            return {}
+            return None, None
         if not report.passed:
-            return {"kept_tests": len(attempt.kept)}
+            return len(attempt.kept), None
         tests = [SuiteTest(f"kept-{i}", test) for i, test in enumerate(attempt.kept)]
         judge = executions.judge(self.pool, "kept") if executions is not None else None
         evaluation = await LiveExecutor(self.pool, problem, judge, executions, "kept").evaluate(attempt.code, tests)
-        return {"kept_tests": len(attempt.kept), "false_alarms": len(evaluation.failures())}
+        return len(attempt.kept), len(evaluation.failures())
 
 
 class TraceTask:
@@ -83,10 +112,10 @@ class TraceTask:
         self.items, self.prompts, self.pool = items, prompts, pool
         self.temperature, self.max_tokens = temperature, max_tokens
 
-    def truth(self, item: TraceItem) -> tuple[str, Any]:
+    async def truth(self, item: TraceItem) -> tuple[str, Any]:
         """(variable asked about or "", its true value) from one traced run."""
         code = f"{item.code}\n\n{ANSWER_NAME} = {item.call}\n"
-        result = trace_program(self.pool, code, limits=Limits(wall_s=10.0))
+        result = await atrace_program(self.pool, code, limits=Limits(wall_s=10.0))
         if not result.ok:
             raise InfrastructureError(f"tracer could not establish the truth: {result.error}")
         if item.task == "output":
@@ -98,15 +127,15 @@ class TraceTask:
             raise InfrastructureError("f has no local variable with a literal final value")
         return names[-1], local[names[-1]]
 
-    async def run_one(self, item: TraceItem, model: RecordingModel) -> dict[str, Any]:
-        variable, expected = await asyncio.to_thread(self.truth, item)
+    async def run_one(self, item: TraceItem, model: RecordingModel) -> ResultRow:
+        variable, expected = await self.truth(item)
         template = "tasks/trace_output" if item.task == "output" else "tasks/trace_variable"
         extra = {"variable": variable} if variable else {}
         messages = self.prompts.messages(template, code=item.code, input=item.input, **extra)
         reply = await model.acomplete(messages, temperature=self.temperature, max_tokens=self.max_tokens)
         answer = parse_answer(reply.text)
-        return {"passed": same_value(answer, expected), "variable": variable, "expected": repr(expected),
-                "predicted": "<no literal answer>" if answer is _NO_ANSWER else repr(answer)}
+        return ResultRow(passed=same_value(answer, expected), variable=variable, expected=repr(expected),
+                         predicted="<no literal answer>" if answer is _NO_ANSWER else repr(answer))
 
 
 _NO_ANSWER = object()

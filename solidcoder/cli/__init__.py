@@ -32,6 +32,7 @@ from solidcoder.cli.options import (
 )
 from solidcoder.cli.prompts import prompts_app
 from solidcoder.cli.train import train_app
+from solidcoder.datasets.registry import dataset_help, subset_help
 from solidcoder.escaping import terminal_safe
 
 app = typer.Typer(cls=Commands, no_args_is_help=True, add_completion=False, context_settings=HELP)
@@ -75,8 +76,14 @@ def check(
     Example: solidcoder check examples/two_sum.py --problem-file examples/two_sum.json --hidden
     """
     from solidcoder.commands import run_check
+    from solidcoder.errors import SandboxFailure
+    from solidcoder.escaping import one_line
 
-    ok = run_check(solution, problem, hidden=hidden, as_json=as_json)
+    try:
+        ok = run_check(solution, problem, hidden=hidden, as_json=as_json)
+    except SandboxFailure as exc:  # no verdict: the sandbox failed, not the program (exit 3, as solve's)
+        typer.echo(f"error: the sandbox failed, not the program: {one_line(str(exc))}", err=True)
+        raise typer.Exit(3) from None
     raise typer.Exit(0 if ok else 1)
 
 
@@ -232,12 +239,11 @@ def _loop_changes(sizes: dict[str, int | None], off: dict[str, bool]) -> dict[st
 
 
 # bench's own options, named here so that its signature stays one line an option.
-Dataset = Annotated[str, typer.Option("--dataset", metavar="NAME", help="humaneval, mbpp, apps, codecontests, "
-                                      "livecodebench, cruxeval, cruxeval-vars.")]
+Dataset = Annotated[str, typer.Option("--dataset", metavar="NAME", help=dataset_help())]
 BenchStrategy = Annotated[str, typer.Option("--strategy", metavar="NAME", help=STRATEGY_HELP)]
 ResultsDir = Annotated[Path, typer.Option("--run-dir", metavar="DIR", help="Where results go; rerun to resume.")]
 Ids = Annotated[Path | None, typer.Option("--ids", metavar="FILE", help="File with one problem id per line.")]
-Subset = Annotated[str | None, typer.Option("--subset", metavar="NAME", help="Published selection, e.g. apps150.")]
+Subset = Annotated[str | None, typer.Option("--subset", metavar="NAME", help=subset_help())]
 Temperature = Annotated[float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")]
 
 
@@ -269,7 +275,8 @@ def bench(
 
     Example: solidcoder bench --dataset humaneval --strategy direct --limit 10 --run-dir runs/he
     """
-    from solidcoder.bench.command import BenchOptions, run_bench
+    from solidcoder.bench.command import run_bench
+    from solidcoder.bench.plan import BenchOptions
     from solidcoder.datasets import DataOptions
     from solidcoder.models.factory import DEFAULT_ROLE, parse_role_specs
 
@@ -313,7 +320,7 @@ def show(
     path: Annotated[Path, typer.Argument(help="A bench or solve run directory, its trajectory.json, or a "
                                          "parent of run directories.", metavar="PATH")],
     problem: Annotated[str | None, typer.Option("--problem", metavar="ID", help="One problem of the run, by its id: "
-                                                "its stages, calls and executions as a tree.")] = None,
+                                                "its phases, calls and executions as a tree.")] = None,
     full: Annotated[bool, typer.Option("--full", help="Prompts, replies and programs whole, not shortened.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the same content as JSON.")] = False,
 ) -> None:

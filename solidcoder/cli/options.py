@@ -7,11 +7,10 @@ from typing import Annotated
 
 import typer
 
-from solidcoder.strategies import STRATEGIES
+from solidcoder.strategies.registry import strategy_help
 
-# `--strategy` help names every strategy `make_strategy` builds (STRATEGIES), so it cannot fall behind them.
-STRATEGY_HELP = (f"{', '.join(STRATEGIES)}; ablations solidcoder_no_PART and solidcoder+_no_PART; options after a "
-                 "colon, e.g. solidcoder:candidates=3 (docs/pipeline.md).")
+# `--strategy` help names every strategy `make_strategy` builds (its registry), so it cannot fall behind them.
+STRATEGY_HELP = strategy_help()
 SOLVE_STRATEGY_HELP = ("solidcoder-routed (default) tries cheap tiers first, solidcoder+ is Algorithm 1 with the "
                        f"recommended refinements, solidcoder the paper's. One of {STRATEGY_HELP}")
 PromptsDir = Annotated[Path | None, typer.Option("--prompts", metavar="DIR",

@@ -54,11 +54,11 @@ def prompts_list(prompts: PromptsDir = None) -> None:
 def template_uses() -> dict[str, list[str]]:
     """Template name -> what renders it: each strategy (solidcoder-routed's loop only as `:max_tier=2`, its tier 2),
     each strategy option that adds a template, then `OTHER_USES`."""
-    from solidcoder.strategies import STRATEGIES, make_strategy
+    from solidcoder.strategies import make_strategy, strategy_names
 
     routed = make_strategy("solidcoder-routed")
     uses: dict[str, list[str]] = {}
-    for name in STRATEGIES:
+    for name in strategy_names():
         for template in make_strategy(name).templates:
             tier2 = name == "solidcoder-routed" and template in routed.full.templates
             uses.setdefault(template, []).append(f"{name}:max_tier=2" if tier2 else name)

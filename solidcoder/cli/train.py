@@ -46,6 +46,9 @@ def train_coderl_plus(
     Example: solidcoder train coderl+ --model Qwen/Qwen2.5-Coder-0.5B-Instruct --data train.jsonl --run-dir runs/rl
     """
     from solidcoder.train.config import load_config
+    from solidcoder.train.memory import default_allocator
+
+    default_allocator()  # before anything imports torch: torch reads the allocator setting once
 
     cfg = load_config(config, preset, model=model, data=str(data), out=str(run_dir), alpha=alpha, max_steps=max_steps,
                       alignment_variant=variant, max_problems=max_problems, use_vllm=vllm, bf16=bf16,
@@ -78,6 +81,9 @@ def train_orm_command(
     Example: solidcoder train orm runs/bench/results.jsonl --model Qwen/Qwen2.5-Coder-0.5B --run-dir runs/orm
     """
     from solidcoder.datasets import DataOptions, load_dataset
+    from solidcoder.train.memory import default_allocator
+
+    default_allocator()  # before anything imports torch: torch reads the allocator setting once
 
     problems, _ = load_dataset(dataset, DataOptions(data_file=data_file))
     try:

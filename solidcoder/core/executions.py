@@ -132,17 +132,11 @@ class UnitExecutions:
 
 class RecordingJudge(Judge):
     """A `Judge` whose every report is recorded by its unit's `UnitExecutions` (a sandbox failure, raised by
-    `ajudge`, is no verdict and is not recorded)."""
+    `ajudge`, is no verdict and is not recorded); `judge` runs through `ajudge`, so it records too."""
 
     def __init__(self, pool: Executor, executions: UnitExecutions, purpose: str = "strategy"):
         super().__init__(pool)
         self.executions, self.purpose = executions, purpose
-
-    def judge(self, problem: Problem, code: str, tests: list[TestCase] | None = None,
-              stop_at_first_failure: bool = False) -> JudgeReport:
-        report = super().judge(problem, code, tests, stop_at_first_failure)
-        self.executions.record(self.purpose, problem, code, _tests(problem, tests), report)
-        return report
 
     async def ajudge(self, problem: Problem, code: str, tests: list[TestCase] | None = None,
                      stop_at_first_failure: bool = False) -> JudgeReport:

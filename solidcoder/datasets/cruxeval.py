@@ -44,5 +44,8 @@ def parameters(code: str) -> set[str]:
     return set()
 
 
+CRUXEVAL_HUB = "cruxeval-org/cruxeval"
+
+
 def cruxeval_online() -> list[dict]:
-    return hub_rows("cruxeval-org/cruxeval", "test")
+    return hub_rows(CRUXEVAL_HUB, "test")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solidcoder.execution.executor import Executor
-from solidcoder.execution.sandbox import Limits
+from solidcoder.execution.sandbox import ExecResult, Limits
 
 MAX_BLOCKS = 10  # LDB's max_num_blocks at block level
 SHORT = 100  # a values line this long or longer is shortened to its ends
@@ -99,13 +99,17 @@ class BlockTrace:
         return "".join(f"\n[BLOCK-{i}]\n" + block.render(source) for i, block in enumerate(self.selected))
 
 
-def trace_blocks(pool: Executor, code: str, stdin: str = "", call: str | None = None,
-                 limits: Limits | None = None, header: str = "", entry: str | None = None) -> BlockTrace:
+async def atrace_blocks(pool: Executor, code: str, stdin: str = "", call: str | None = None,
+                        limits: Limits | None = None, header: str = "", entry: str | None = None) -> BlockTrace:
     """Run `code` once as LDB instruments it (after the problem's `header`, unrecorded; feeding `stdin`, then
     evaluating `call` if given) and cut the run into LDB's blocks; `entry`, the traced function, defaults to the
-    one `call` calls."""
+    one `call` calls. The run is awaited on the executor (`Executor.arun`)."""
     job = {"mode": "blocks", "code": code, "call": call, "header": header, "entry": entry}
-    result = pool.run(job, stdin, limits)
+    return read_blocks(await pool.arun(job, stdin, limits), call)
+
+
+def read_blocks(result: ExecResult, call: str | None) -> BlockTrace:
+    """The blocks a run reported (read as hostile data), or what ended the run when it reported none."""
     record = next((r for r in reversed(result.records) if r.get("event") == "blocks"), None)
     if record is None:
         detail = result.detail or (result.stderr.strip().splitlines() or [""])[-1]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from solidcoder.errors import BadInput
 
 if TYPE_CHECKING:
-    from solidcoder.execution.isolation import Layer
+    from solidcoder.execution.inside.isolation import Layer
     from solidcoder.execution.sandbox import ExecResult, Limits, SandboxConfig
 
 class ExecutorUnavailable(BadInput):

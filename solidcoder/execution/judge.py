@@ -7,6 +7,8 @@ the remaining tests are rerun in a fresh run, so one bad test does not hide the 
 time stays bounded by the sum of its per-test limits. Stdio tests run one process per test, spread over the pool,
 and their stdout is compared here in the parent, so expected outputs never enter the sandbox.
 `stop_at_first_failure` trades completeness for speed (a verifier that only needs pass/fail).
+`Judge.ajudge` is the one judging call (`Judge.judge` runs it for a caller without an event loop): what the
+program did is always a verdict, and a failure of the sandbox itself raises `SandboxFailure`, never a verdict.
 
 Values as plain Python sees them: a program's answer reaches the test as the builtin value it equals (a Counter as a
 dict, a numpy scalar as its number, a generator as an iterator over its items); an object with no such value (an
@@ -31,9 +33,9 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from solidcoder.errors import SandboxFailure
-from solidcoder.execution.compare import first_difference, matches_any
 from solidcoder.execution.executor import Executor
-from solidcoder.execution.harness import source_line
+from solidcoder.execution.inside.compare import first_difference, matches_any
+from solidcoder.execution.inside.harness import source_line
 from solidcoder.execution.sandbox import ExecResult, Limits
 from solidcoder.parsing import parse_python
 from solidcoder.problem import Problem, TestCase
@@ -41,7 +43,7 @@ from solidcoder.problem import Problem, TestCase
 # A frame of the program in a traceback on stderr (stdio runs print one, as `python solution.py` would).
 _TRACEBACK_LINE = re.compile(r'^  File "solution\.py", line ([0-9]{1,9}), in ', re.MULTILINE)
 # A judging plan yields the sandbox runs it needs next, (job, stdin, limits) each, is sent their results in order,
-# and returns the report: `Judge.judge` drives it here, `Judge.ajudge` on the event loop, with one set of rules.
+# and returns the report: `Judge.ajudge` drives it on the event loop.
 Plan = Generator[list[tuple[dict, str, Limits]], list[ExecResult], "JudgeReport"]
 
 # How a finished sandbox run maps onto a test that got no verdict from the harness.
@@ -97,16 +99,11 @@ class Judge:
     def __init__(self, pool: Executor, tolerance: float = 1e-6) -> None:
         self.pool, self.tolerance = pool, tolerance
 
-    def judge(self, problem: Problem, code: str, tests: list[TestCase] | None = None,
-              stop_at_first_failure: bool = False) -> JudgeReport:
-        """Judge `code` on `tests` (default: the problem's public tests), blocking; sandbox failures are verdicts."""
-        return self._drive(self._plan(problem, code, tests, stop_at_first_failure))
-
     async def ajudge(self, problem: Problem, code: str, tests: list[TestCase] | None = None,
                      stop_at_first_failure: bool = False) -> JudgeReport:
-        """The one async way to judge (`solve`, `bench`, routing, the loop): the same verdicts as `judge`, the runs
-        awaited on the executor (`Executor.arun`); raises `SandboxFailure` when the sandbox, not the program,
-        failed, so a sandbox failure is never scored as a wrong answer."""
+        """The one way to judge: `code` on `tests` (default: the problem's public tests), the runs awaited on the
+        executor (`Executor.arun`). Raises `SandboxFailure` when the sandbox, not the program, failed: a program's
+        behaviour is always a verdict, a sandbox failure never is, so it is never scored as a wrong answer."""
         plan = self._plan(problem, code, tests, stop_at_first_failure)
         try:
             jobs = next(plan)
@@ -118,14 +115,11 @@ class Judge:
             raise SandboxFailure(next(v.detail for v in report.verdicts if v.status == "sandbox_error"))
         return report
 
-    def _drive(self, plan: Plan) -> JudgeReport:
-        """Run a plan's jobs here, one at a time or on all workers at once (`Executor.map`)."""
-        try:
-            jobs = next(plan)
-            while True:
-                jobs = plan.send(self.pool.map(jobs) if len(jobs) > 1 else [self.pool.run(*jobs[0])])
-        except StopIteration as done:
-            return done.value
+    def judge(self, problem: Problem, code: str, tests: list[TestCase] | None = None,
+              stop_at_first_failure: bool = False) -> JudgeReport:
+        """`ajudge` for a caller with no event loop (`check`, the trainer's reward, scripts): the same verdicts, and
+        the same `SandboxFailure`."""
+        return asyncio.run(self.ajudge(problem, code, tests, stop_at_first_failure))
 
     def _plan(self, problem: Problem, code: str, tests: list[TestCase] | None, stop: bool) -> Plan:
         tests = problem.public_tests if tests is None else tests
@@ -133,10 +127,6 @@ class Judge:
         if problem.kind == "stdio":
             return self._stdio_plan(code, tests, limits, stop, problem.output_match, problem.tolerance)
         return self._calls_plan(code, problem.entry_point or "", tests, limits, stop, problem.header)
-
-    def judge_calls(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,
-                    stop_at_first_failure: bool = False, header: str = "") -> JudgeReport:
-        return self._drive(self._calls_plan(code, entry_point, tests, limits, stop_at_first_failure, header))
 
     def _calls_plan(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,
                     stop_at_first_failure: bool, header: str = "") -> Plan:
@@ -161,11 +151,6 @@ class Judge:
         return {"mode": "tests", "code": code, "entry_point": entry_point, "test_time_s": limits.wall_s,
                 "stop_on_failure": stop, "tests": [_harness_test(t, self.tolerance) for t in tests],
                 "program_names": program_names(code)}
-
-    def judge_stdio(self, code: str, tests: list[TestCase], limits: Limits, stop_at_first_failure: bool = False,
-                    *, output_match: str = "tokens", tolerance: float | None = None) -> JudgeReport:
-        """Judge a program on stdio tests; `tolerance` None means the judge's own (see compare.py for modes)."""
-        return self._drive(self._stdio_plan(code, tests, limits, stop_at_first_failure, output_match, tolerance))
 
     def _stdio_plan(self, code: str, tests: list[TestCase], limits: Limits, stop_at_first_failure: bool,
                     output_match: str, tolerance: float | None) -> Plan:

@@ -46,7 +46,7 @@ from ray.exceptions import ActorDiedError, GetTimeoutError, RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from solidcoder.execution.executor import ExecutorUnavailable
-from solidcoder.execution.isolation import Layer
+from solidcoder.execution.inside.isolation import Layer
 from solidcoder.execution.sandbox import ExecResult, Limits, SandboxConfig, SandboxPool
 
 log = logging.getLogger("solidcoder.ray")

@@ -36,8 +36,8 @@ from typing import Any
 
 from solidcoder.errors import UnreadableCode
 from solidcoder.execution.executor import Executor
-from solidcoder.execution.harness import source_line
-from solidcoder.execution.sandbox import Limits
+from solidcoder.execution.inside.harness import source_line
+from solidcoder.execution.sandbox import ExecResult, Limits
 from solidcoder.parsing import literal, parse_python
 
 CALL_FILE = "<call>"  # how a frame of the traced call expression is named
@@ -146,6 +146,18 @@ def trace_program(pool: Executor, code: str, stdin: str = "", call: str | None =
     """Run `code` once (after the problem's `header`, untraced; feeding `stdin`, then evaluating `call` if given)
     and collect final variable values; `filename` names the program in the error and its frames."""
     result = pool.run({"mode": "trace", "code": code, "call": call, "header": header}, stdin, limits)
+    return read_trace(result, code, call, filename)
+
+
+async def atrace_program(pool: Executor, code: str, stdin: str = "", call: str | None = None,
+                         limits: Limits | None = None, filename: str = "solution.py", header: str = "") -> TraceResult:
+    """`trace_program` on the event loop: the run awaited on the executor (`Executor.arun`)."""
+    result = await pool.arun({"mode": "trace", "code": code, "call": call, "header": header}, stdin, limits)
+    return read_trace(result, code, call, filename)
+
+
+def read_trace(result: ExecResult, code: str, call: str | None, filename: str) -> TraceResult:
+    """The trace a run of `code` reported (read as hostile data), or what ended the run when it reported none."""
     # The harness writes its record last, after the program has run: a line the program wrote first loses.
     record = next((r for r in reversed(result.records) if r.get("event") == "trace"), None)
     if record is None:

@@ -5,7 +5,7 @@ Every value a run recorded (programs, prompts, replies, test values, ids, and th
 numbers) is HTML-escaped by `html_safe`, its control and bidirectional characters shown as `show` shows them; there
 are no scripts. A cell's link is `#` and the view's id; opening a link to an element inside a closed section opens
 it in browsers that follow the HTML standard's fragment rules, and every section also opens by a click on its
-summary. Everything a section holds but its summary is indented under the summary, so nested sections (a stage's
+summary. Everything a section holds but its summary is indented under the summary, so nested sections (a phase's
 calls, a call's prompt and reply) read as a tree.
 """
 
@@ -17,7 +17,7 @@ import re
 from solidcoder.core.executions import Execution, TestRun
 from solidcoder.escaping import html_safe
 from solidcoder.show.load import natural
-from solidcoder.show.views import Call, ProblemView, Run, Stage
+from solidcoder.show.views import Call, Phase, ProblemView, Run
 from solidcoder.wording import counted
 
 STYLE = (".grid td{text-align:center;padding:2px 6px}.grid td.problem{text-align:left}"
@@ -72,7 +72,7 @@ def _cell(found: tuple[str, ProblemView] | None) -> str:
 
 
 def section(name: str, view: ProblemView) -> str:
-    """One problem's view: a heading, each stage, the strategy's tests, the final program and why."""
+    """One problem's view: a heading, each phase, the strategy's tests, the final program and why."""
     line = view.line
     head = (f"<h3>{html_safe(line.problem)}: {html_safe(line.config)}: {WORDS[line.passed][1]}</h3>"
             f"<p>ended {html_safe(line.ended)}, {html_safe(counted(line.calls, 'call'))}, "
@@ -81,15 +81,15 @@ def section(name: str, view: ProblemView) -> str:
             f"<a href='#grid'>Back to the grid</a></p>")
     missing = "" if view.executions_recorded else \
         "<p>Executions: none recorded (a run from before they were; its final verdict is below).</p>"
-    body = "".join(_stage(stage, f"{name}-s{i}") for i, stage in enumerate(view.stages))
+    body = "".join(_phase(phase, f"{name}-p{i}") for i, phase in enumerate(view.phases))
     return f"<section class='problem' id='{name}'>{head}{missing}{body}{_tests(view)}{_final(view, name)}</section>"
 
 
-def _stage(stage: Stage, name: str) -> str:
-    note = f" ({html_safe(stage.note)})" if stage.note else ""
-    steps = "".join(_call(s) if isinstance(s, Call) else _execution(s) for s in stage.steps) or \
+def _phase(phase: Phase, name: str) -> str:
+    note = f" ({html_safe(phase.note)})" if phase.note else ""
+    steps = "".join(_call(s) if isinstance(s, Call) else _execution(s) for s in phase.steps) or \
         "<p>No calls or executions recorded.</p>"
-    return f"<details class='stage' id='{name}'><summary>{html_safe(stage.name)}{note}</summary>{steps}</details>"
+    return f"<details class='phase' id='{name}'><summary>{html_safe(phase.name)}{note}</summary>{steps}</details>"
 
 
 def _call(call: Call) -> str:

@@ -3,9 +3,11 @@ parent directory (`solve` keeps each run in a directory of its own under one par
 
 A bench unit's calls are the calls.jsonl rows under its key (ordered by their place in the unit; the template is
 there since issue 31), its executions the executions.jsonl rows of its last try. Calls and executions go back in
-order by `after_call`; a routed run's are split into its tiers by the calls each tier made (`notes.tiers`), and the
-scoring (bench's hidden tests, `solve`'s final check) is a stage of its own. Every row is checked against its shape
-(`solidcoder.shapes`) as it is read: a field of the wrong type is one line naming the file and line, never a crash.
+order by `after_call`, in phases: a routed run's are split into its tiers by the calls each tier made (the notes'
+`Route`), another run's are one phase named by its strategy, and the scoring (bench's hidden tests, `solve`'s final
+check) is a phase of its own. Result rows are read as `ResultRow`s, a `solve` run's notes as `Notes`
+(`solidcoder.store`). Every row is checked against its shape (`solidcoder.shapes`) as it is read: a field of the
+wrong type is one line naming the file and line, never a crash.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from typing import Any
 from solidcoder import shapes
 from solidcoder.core.executions import Execution
 from solidcoder.errors import BadInput
-from solidcoder.shapes import checked, checked_rows
-from solidcoder.show.views import Call, KeptTest, Line, ProblemView, Run, Scored, Stage
-from solidcoder.store import CALLS, ERRORS, EXECUTIONS, RESULTS
+from solidcoder.shapes import checked, checked_results, checked_rows
+from solidcoder.show.views import Call, Line, Phase, ProblemView, Run, Scored
+from solidcoder.store import CALLS, ERRORS, EXECUTIONS, RESULTS, RUNS, Notes, ResultRow, TierCost, run_labels
+from solidcoder.wording import counted
 
-TRAJECTORY, RUNS = "trajectory.json", "runs.jsonl"
+TRAJECTORY = "trajectory.json"
 SCORING = {"hidden": "scoring on the hidden tests", "kept": "scoring on the hidden tests",
            "final": "final check on the public tests"}
 
@@ -84,14 +87,14 @@ def _json(path: Path) -> dict[str, Any]:
 
 def _solve_view(data: dict[str, Any]) -> ProblemView:
     outcome, usage = data.get("outcome") or {}, data.get("usage") or {}
-    notes, steps = outcome.get("notes") or {}, data.get("steps") or []
+    notes, steps = Notes.from_dict(outcome.get("notes") or {}), data.get("steps") or []
     calls = [_trajectory_call(i, step) for i, step in enumerate((s for s in steps if s.get("type") == "call"), 1)]
     executions = [Execution.from_dict(s) for s in steps if s.get("type") == "execution"]
     verdict = outcome.get("verified") if outcome.get("status") in ("verified", "unverified") else None
     line = Line(problem=(data.get("problem") or {}).get("id", "?"), config=data.get("strategy", "?"),
                 passed=verdict, ended=_ended(notes, outcome.get("status", "")), calls=usage.get("calls", len(calls)),
                 tokens=usage.get("tokens", 0), seconds=data.get("elapsed_s", 0.0))
-    return _view(line, _staged(calls, executions, notes, line.config), notes, outcome.get("code", ""),
+    return _view(line, _phased(calls, executions, notes, line.config), notes, outcome.get("code", ""),
                  outcome.get("reason", "") or _why(notes))
 
 
@@ -107,14 +110,13 @@ def _trajectory_call(position: int, step: dict[str, Any]) -> Call:
 
 
 def _bench_views(path: Path) -> list[ProblemView]:
-    results = checked_rows(path / RESULTS, shapes.RESULT)
-    finished = {row.get("key") for row in results}
-    failed = _last_error(checked_rows(path / ERRORS, shapes.ERROR))
-    rows = results + [row for row in failed if row.get("key") not in finished]
-    names = _config_names(rows, _labels(path))
+    results = checked_results(path / RESULTS, shapes.RESULT)
+    finished = {row.key for row in results}
+    failed = _last_error(checked_results(path / ERRORS, shapes.ERROR))
+    rows = results + [row for row in failed if row.key not in finished]
+    names = _config_names(rows, run_labels(checked_rows(path / RUNS, shapes.RUN)))
     calls, executions = _calls_by_key(path), _executions_by_key(path)
-    views = [_bench_view(row, names, calls.get(row.get("key"), []), executions.get(row.get("key"), []))
-             for row in rows]
+    views = [_bench_view(row, names, calls.get(row.key, []), executions.get(row.key, [])) for row in rows]
     configs = list(dict.fromkeys(view.line.config for view in views))
     return sorted(views, key=lambda view: (configs.index(view.line.config), natural(view.line.problem)))
 
@@ -124,36 +126,27 @@ def natural(problem: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", problem))
 
 
-def _bench_view(row: dict[str, Any], names: dict[str, str], calls: list[Call],
-                executions: list[Execution]) -> ProblemView:
-    notes = row.get("notes") or {}
-    sample = f" (sample {row['sample']})" if row.get("sample") else ""
-    failed = f"error: {row.get('error', '')}"[:200] if "error" in row else ""
-    line = Line(problem=row.get("id", "?") + sample, config=names.get(row.get("config_hash", ""), "?"),
-                passed=bool(row["passed"]) if "passed" in row else None, ended=failed or _ended(notes, ""),
-                calls=row.get("calls", 0), tokens=row.get("prompt_tokens", 0) + row.get("completion_tokens", 0),
-                seconds=row.get("wall_s", 0.0))
-    scored = Scored(row.get("tests_passed", 0), row["tests_total"], row.get("first_failure", "")) \
-        if "tests_total" in row else None
-    view = _view(line, _staged(calls, executions, notes, row.get("strategy", "")), notes, row.get("code", ""),
-                 failed or _why(notes))
+def _bench_view(row: ResultRow, names: dict[str, str], calls: list[Call], executions: list[Execution]) -> ProblemView:
+    notes = row.notes or Notes()
+    sample = f" (sample {row.sample})" if row.sample else ""
+    failed = f"error: {row.error}"[:200] if row.error is not None else ""
+    line = Line(problem=row.id + sample, config=names.get(row.config_hash, "?"), passed=row.passed,
+                ended=failed or _ended(notes, ""), calls=row.calls, tokens=row.tokens, seconds=row.wall_s)
+    scored = None if row.tests_total is None else \
+        Scored(row.tests_passed or 0, row.tests_total, row.first_failure or "")
+    view = _view(line, _phased(calls, executions, notes, row.strategy), notes, row.code or "", failed or _why(notes))
     return replace(view, scored=scored)
 
 
-def _last_error(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _last_error(rows: list[ResultRow]) -> list[ResultRow]:
     """The latest error row of each key (a unit retried and failed again is one unit)."""
-    return list({row.get("key"): row for row in rows}.values())
+    return list({row.key: row for row in rows}.values())
 
 
-def _labels(path: Path) -> dict[str, str]:
-    runs = checked_rows(path / RUNS, shapes.RUN)
-    return {row.get("config_hash", ""): row["label"] for row in runs if row.get("label")}
-
-
-def _config_names(rows: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, str]:
+def _config_names(rows: list[ResultRow], labels: dict[str, str]) -> dict[str, str]:
     """config hash -> its name: the run's label or the strategy, with the hash where two would share a name."""
-    hashes = list(dict.fromkeys(row.get("config_hash", "") for row in rows))
-    strategy = {row.get("config_hash", ""): row.get("strategy", "?") for row in rows}
+    hashes = list(dict.fromkeys(row.config_hash for row in rows))
+    strategy = {row.config_hash: row.strategy or "?" for row in rows}
     names = {h: labels.get(h) or strategy[h] for h in hashes}
     shared = Counter(names.values())
     return {h: f"{name} @{h[:6]}" if shared[name] > 1 else name for h, name in names.items()}
@@ -189,45 +182,45 @@ def _executions_by_key(path: Path) -> dict[str, list[Execution]]:
 # --- both ----------------------------------------------------------------------------------------------------
 
 
-def _view(line: Line, stages: list[Stage], notes: dict[str, Any], program: str, why: str) -> ProblemView:
-    return ProblemView(line=line, stages=stages, program=program, why=why, strategy_stages=_stage_names(notes),
-                       kept=[KeptTest.from_dict(t) for t in notes.get("kept", []) if isinstance(t, dict)],
-                       rejected=list(notes.get("judge_rejections", [])),
-                       oracle_rounds=list(notes.get("oracle_rounds", [])),
-                       executions_recorded=any(isinstance(s, Execution) for st in stages for s in st.steps))
+def _view(line: Line, phases: list[Phase], notes: Notes, program: str, why: str) -> ProblemView:
+    oracle = notes.oracle
+    return ProblemView(line=line, phases=phases, program=program, why=why, strategy_stages=list(notes.stages or ()),
+                       kept=list(notes.kept or ()), rejected=list(oracle.rejections) if oracle else [],
+                       oracle_rounds=list(oracle.outcomes) if oracle else [],
+                       executions_recorded=any(isinstance(s, Execution) for phase in phases for s in phase.steps))
 
 
-def _ended(notes: dict[str, Any], status: str) -> str:
+def _tier(notes: Notes) -> int | None:
+    """The routing tier the run ended in (None: not a routed run)."""
+    return notes.route.tier if notes.route else None
+
+
+def _ended(notes: Notes, status: str) -> str:
     """Where the run ended: routing's tier, else the last stage the strategy ran, else the run's status."""
-    if isinstance(notes.get("tier"), int):
-        return f"tier {notes['tier']}"
-    return (_stage_names(notes) or [status or "-"])[-1]
+    if _tier(notes) is not None:
+        return f"tier {_tier(notes)}"
+    return (list(notes.stages or ()) or [status or "-"])[-1]
 
 
-def _stage_names(notes: dict[str, Any]) -> list[str]:
-    """The stages the strategy ran: a list, or (older runs) the keys of a stage -> usage object."""
-    return list(notes.get("stages") or [])
-
-
-def _why(notes: dict[str, Any]) -> str:
+def _why(notes: Notes) -> str:
     """Why this program is the answer, from what the strategy recorded."""
-    where = f"tier {notes['tier']}" if isinstance(notes.get("tier"), int) else "the strategy"
-    if notes.get("verified"):
+    where = "the strategy" if _tier(notes) is None else f"tier {_tier(notes)}"
+    if notes.verified:
         return f"{where} accepted it: at least one test ran and it passed every test it ran"
-    if notes.get("stopped"):
-        return f"not verified: the run stopped ({notes['stopped']}); the answer is the best program seen"
-    if "verified" in notes:
+    if notes.stopped:
+        return f"not verified: the run stopped ({notes.stopped}); the answer is the best program seen"
+    if notes.verified is not None:
         return "not verified: no stage accepted a program; the answer is the best program seen"
     return "the strategy runs no tests of its own: its program is the answer"
 
 
-def _staged(calls: list[Call], executions: list[Execution], notes: dict[str, Any], name: str) -> list[Stage]:
+def _phased(calls: list[Call], executions: list[Execution], notes: Notes, name: str) -> list[Phase]:
     """Calls and the strategy's executions in the order they happened, by tier for a routed run; the scoring last."""
     scoring = [e for e in executions if e.purpose in SCORING]
     steps = sorted([*calls, *(e for e in executions if e.purpose not in SCORING)], key=_order)
-    tiers = [t for t in notes.get("tiers", []) if isinstance(t, dict)]
-    stages = _tiered(steps, tiers) if tiers else [Stage(name or "run", steps)]
-    return stages + ([Stage(SCORING[scoring[0].purpose], scoring)] if scoring else [])
+    tiers = notes.route.tiers if notes.route else ()
+    phases = _tiered(steps, tiers) if tiers else [Phase(name or "run", steps)]
+    return phases + ([Phase(SCORING[scoring[0].purpose], scoring)] if scoring else [])
 
 
 def _order(step: Call | Execution) -> tuple[int, int]:
@@ -235,20 +228,18 @@ def _order(step: Call | Execution) -> tuple[int, int]:
     return (step.position, 0) if isinstance(step, Call) else (step.after_call, 1)
 
 
-def _tiered(steps: list[Call | Execution], tiers: list[dict[str, Any]]) -> list[Stage]:
+def _tiered(steps: list[Call | Execution], tiers: tuple[TierCost, ...]) -> list[Phase]:
     """Each step to the tier whose calls it follows: tiers run in order, each making `calls` calls."""
     bounds, total = [], 0
     for tier in tiers:
-        total += tier.get("calls", 0)
+        total += tier.calls
         bounds.append(total)
     grouped: list[list[Call | Execution]] = [[] for _ in tiers]
     for step in steps:
         index = _order(step)[0]
         grouped[next((i for i, bound in enumerate(bounds) if index <= bound), len(tiers) - 1)].append(step)
-    return [Stage(f"tier {t.get('tier', i)}", group, _cost(t)) for i, (t, group) in enumerate(zip(tiers, grouped,
-                                                                                                 strict=True))]
+    return [Phase(f"tier {tier.tier}", group, _cost(tier)) for tier, group in zip(tiers, grouped, strict=True)]
 
 
-def _cost(tier: dict[str, Any]) -> str:
-    calls = tier.get("calls", 0)
-    return f"{calls} call{'' if calls == 1 else 's'}, {tier.get('tokens', 0)} tokens, {tier.get('s', 0)} s"
+def _cost(tier: TierCost) -> str:
+    return f"{counted(tier.calls, 'call')}, {tier.tokens} tokens, {tier.s} s"

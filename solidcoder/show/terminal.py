@@ -17,7 +17,7 @@ from rich.tree import Tree
 
 from solidcoder.core.executions import Execution, TestRun
 from solidcoder.escaping import terminal_safe
-from solidcoder.show.views import Call, Line, ProblemView, Stage
+from solidcoder.show.views import Call, Line, Phase, ProblemView
 from solidcoder.wording import counted
 
 VERDICT = {True: ("PASS", "green"), False: ("FAIL", "red"), None: ("NO VERDICT", "yellow")}
@@ -96,17 +96,17 @@ def tree(view: ProblemView) -> Tree:
                                    f"{line.seconds:.1f} s")))
     if not view.executions_recorded:
         root.add(safe("executions: none recorded (a run from before they were; its final verdict is below)", "dim"))
-    for stage in view.stages:
-        _stage(root.add(safe(f"{stage.name}" + (f"  ({stage.note})" if stage.note else ""), "bold cyan")), stage)
+    for phase in view.phases:
+        _phase(root.add(safe(f"{phase.name}" + (f"  ({phase.note})" if phase.note else ""), "bold cyan")), phase)
     _tests(root, view)
     _final(root, view)
     return root
 
 
-def _stage(node: Tree, stage: Stage) -> None:
-    if not stage.steps:
+def _phase(node: Tree, phase: Phase) -> None:
+    if not phase.steps:
         node.add(safe("no calls or executions recorded", "dim"))
-    for step in stage.steps:
+    for step in phase.steps:
         _call(node, step) if isinstance(step, Call) else _execution(node, step)
 
 

@@ -1,4 +1,8 @@
-"""The typed views `show` prints and the report renders: a listing line, and one problem's tree."""
+"""The typed views `show` prints and the report renders: a listing line, and one problem's tree.
+
+The tree's parts are phases (routing's tiers, else the strategy's run; then the scoring); a stage is always a step a
+strategy ran (Algorithm 1's plan, code, execute ...), listed as `strategy_stages`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from solidcoder.core.executions import Execution
+from solidcoder.store import KeptTest
 
 
 @dataclass(frozen=True)
@@ -38,28 +43,13 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Stage:
+class Phase:
     """A part of the run (routing's tier, the strategy's run, the scoring) with its calls and executions in order;
     `note` what the run recorded of its cost."""
 
     name: str
     steps: list[Call | Execution] = field(default_factory=list)
     note: str = ""
-
-
-@dataclass(frozen=True)
-class KeptTest:
-    """A test the strategy accumulated (a failing oracle test kept to check later programs)."""
-
-    kind: str
-    source: str
-    stdin: str | None = None
-    origin: str = ""
-    crash_only: bool = False
-
-    @classmethod
-    def from_dict(cls, row: dict[str, Any]) -> KeptTest:
-        return cls(**{k: v for k, v in row.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True)
@@ -73,11 +63,11 @@ class Scored:
 
 @dataclass(frozen=True)
 class ProblemView:
-    """One problem under one configuration, as a tree: stages, the tests the strategy kept or rejected, the final
+    """One problem under one configuration, as a tree: phases, the tests the strategy kept or rejected, the final
     program and why it was accepted."""
 
     line: Line
-    stages: list[Stage]
+    phases: list[Phase]
     program: str
     why: str
     strategy_stages: list[str] = field(default_factory=list)
@@ -90,8 +80,8 @@ class ProblemView:
     def to_dict(self) -> dict[str, Any]:
         """The JSON of `show --json`: every field, a step's `type` (call or execution) named."""
         data = asdict(self)
-        for stage, raw in zip(self.stages, data["stages"], strict=True):
-            for step, row in zip(stage.steps, raw["steps"], strict=True):
+        for phase, raw in zip(self.phases, data["phases"], strict=True):
+            for step, row in zip(phase.steps, raw["steps"], strict=True):
                 row["type"] = "call" if isinstance(step, Call) else "execution"
         return data
 
@@ -118,8 +108,8 @@ def shortened(text: str, lines: int = 8, chars: int = 600) -> str:
 
 def trimmed(view: ProblemView) -> ProblemView:
     """The view with every prompt, reply and executed program shortened (the final program stays whole)."""
-    return replace(view, stages=[replace(stage, steps=[_trimmed(step) for step in stage.steps])
-                                 for stage in view.stages])
+    return replace(view, phases=[replace(phase, steps=[_trimmed(step) for step in phase.steps])
+                                 for phase in view.phases])
 
 
 def _trimmed(step: Call | Execution) -> Call | Execution:

@@ -39,8 +39,8 @@ from solidcoder.errors import BadInput
 from solidcoder.escaping import one_line, terminal_safe
 from solidcoder.problem import Problem, TestCase, load_problem
 from solidcoder.solve.progress import call_progress
+from solidcoder.solve.textproblem import read_problem_text
 from solidcoder.strategies.selection import Selector
-from solidcoder.textproblem import read_problem_text
 from solidcoder.wording import counted
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ def _trajectory(problem: Problem, opts: SolveOptions, strategy, console: Console
 def _run_of(problem: Problem, opts: SolveOptions, strategy, prompts, models, limits):
     """The run's directory and key: what changes answers, as bench keys its configurations (the model by spec, each
     role's own as `role=spec`; the templates by their text)."""
-    from solidcoder.bench.command import templates_digest
+    from solidcoder.bench.plan import templates_digest
     from solidcoder.models.factory import DEFAULT_ROLE, as_roster
     from solidcoder.solve.run import SolveRun
 
@@ -259,7 +259,7 @@ def make_solve_strategy(opts: SolveOptions):
 def check_requirements(strategy, opts: SolveOptions) -> None:
     """BadInput naming a tool the strategy (or --prerank's pruning) runs that is not installed, before any call."""
     from solidcoder.requirements import check_installed
-    from solidcoder.verify.select import REQUIRES
+    from solidcoder.strategies.selection import REQUIRES
 
     check_installed(strategy.requires, f"--strategy {opts.strategy}")
     check_installed(REQUIRES + opts.selector.requires if opts.prerank else (), "--prerank")

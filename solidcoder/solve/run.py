@@ -37,7 +37,7 @@ from solidcoder.stages.base import describe_test
 from solidcoder.stages.live import NO_TESTS
 from solidcoder.store import CALLS, AppendLog, read_rows
 from solidcoder.strategies.base import Attempt, Strategy
-from solidcoder.strategies.selection import GeneratedTests, Selector, selected
+from solidcoder.strategies.selection import Selector, sample_and_select
 
 
 @dataclass(kw_only=True)
@@ -127,17 +127,12 @@ async def solve_problem(strategy: Strategy, problem: Problem, models, pool: Exec
 
 
 async def _seeded(strategy, problem: Problem, ctx: SolveContext, limits: SolveLimits, trajectory: Trajectory):
-    """Prune-then-rank `limits.prerank` sampled programs; the best one seeds Algorithm 1's first plan."""
-    from solidcoder.verify.select import sample_then_rank
-
-    sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, limits.prerank,
-                                     limits.prerank_temperature, limits.max_tokens, judge=ctx.judge)
-    ranking = sampled.ranking
-    survivors = [candidate for candidate, _ in ranking.ranked]
-    ranked = await selected(limits.selector, survivors, GeneratedTests(problem, ctx))
-    trajectory.header["prerank"] = {"samples": limits.prerank, "pruned": ranking.pruned,
-                                    "survivors": len(ranking.ranked), "selector": limits.selector.name}
-    return strategy.seeded(ranked[0].code) if ranked else strategy
+    """Sample and select `limits.prerank` programs (strategies/selection.py, as routing's tier 1); the best one
+    seeds Algorithm 1's first plan."""
+    chosen = await sample_and_select(problem, ctx, limits.prerank, limits.prerank_temperature, limits.selector)
+    trajectory.header["prerank"] = {"samples": limits.prerank, "pruned": chosen.pruned,
+                                    "survivors": len(chosen.ranked), "selector": limits.selector.name}
+    return strategy.seeded(chosen.programs[0]) if chosen.ranked else strategy
 
 
 def _judged(attempt: Attempt, problem: Problem, report: JudgeReport, trajectory: Trajectory) -> SolveOutcome:
@@ -149,7 +144,7 @@ def _judged(attempt: Attempt, problem: Problem, report: JudgeReport, trajectory:
         reason += f"; stopped early: {attempt.stopped}"
     status = "verified" if verified else "unverified"
     trajectory.outcome = {"status": status, "reason": reason, "verified": verified, "code": attempt.code,
-                          "notes": attempt.notes()}
+                          "notes": attempt.notes().to_dict()}
     trajectory.save()
     return SolveOutcome(code=attempt.code, verified=verified, status=status, reason=reason, trajectory=trajectory,
                         attempt=attempt)

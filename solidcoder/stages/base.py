@@ -10,12 +10,13 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from solidcoder.languages import PYTHON, language
 from solidcoder.parsing import compile_source, parse_python
 from solidcoder.problem import Problem, TestCase
 
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _OPEN_FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*)\Z", re.DOTALL)
-PYTHON_TAGS = ("", "python", "py", "python3")
+PYTHON_TAGS = PYTHON.fence_tags  # a test script's block (tests are Python whatever the program's language)
 
 
 def code_blocks(text: str) -> list[tuple[str, str]]:
@@ -37,11 +38,12 @@ def cut_off_block(text: str) -> str | None:
     return next((prefix + "\n" for prefix in prefixes if prefix.strip() and _compiles(prefix)), None)
 
 
-def extract_code(text: str) -> str:
-    """The program in a reply: the longest Python (or untagged) block that compiles, else the longest block; a block
-    cut off by the completion cap only when no closed block compiles; with no such block, code written without a
-    fence (`unfenced_code`)."""
-    blocks = [body for tag, body in _FENCE.findall(text) if tag.lower() in PYTHON_TAGS]
+def extract_code(text: str, program_language: str = PYTHON.name) -> str:
+    """The program in a reply: the longest block tagged as `program_language` (a problem's `language`; untagged
+    blocks count) that compiles, else the longest such block; a block cut off by the completion cap only when no
+    closed block compiles; with no such block, code written without a fence (`unfenced_code`)."""
+    tags = language(program_language).fence_tags
+    blocks = [body for tag, body in _FENCE.findall(text) if tag.lower() in tags]
     if not any(map(_compiles, blocks)) and (cut := cut_off_block(text)):
         return cut
     if not blocks:

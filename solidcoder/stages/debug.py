@@ -8,23 +8,23 @@ before and after each, at most 10 blocks (`trace_feedback=blocks`, `execution/bl
 
 from __future__ import annotations
 
-from solidcoder.execution.blocks import trace_blocks
+from solidcoder.execution.blocks import atrace_blocks
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.sandbox import Limits
-from solidcoder.execution.trace import TraceResult, trace_program
+from solidcoder.execution.trace import TraceResult, atrace_program
 from solidcoder.problem import Problem
 from solidcoder.stages.live import Evaluation, Outcome
 
 MAX_TRACE_CHARS = 3000
 
 
-def trace_failure(pool: Executor, problem: Problem, code: str, failure: Outcome) -> TraceResult | None:
+async def trace_failure(pool: Executor, problem: Problem, code: str, failure: Outcome) -> TraceResult | None:
     """The tracer's run of `code` on a failing test's input; None when a call test has no single call to trace."""
     if problem.kind == "call" and failure.call is None:
         return None
     stdin = failure.stdin if problem.kind == "stdio" else ""
     limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
-    return trace_program(pool, code, stdin, failure.call, limits, header=problem.header)
+    return await atrace_program(pool, code, stdin, failure.call, limits, header=problem.header)
 
 
 def format_trace(result: TraceResult) -> str:
@@ -38,14 +38,14 @@ def format_trace(result: TraceResult) -> str:
     return text if len(text) <= MAX_TRACE_CHARS else text[:MAX_TRACE_CHARS] + "\n..."
 
 
-def block_trace_failure(pool: Executor, problem: Problem, code: str, failure: Outcome) -> str:
+async def block_trace_failure(pool: Executor, problem: Problem, code: str, failure: Outcome) -> str:
     """`trace_feedback=blocks`: LDB's block listing of `code` on a failing test's input ("" when a call test has no
     single call to trace); a run that recorded no block says what ended it."""
     if problem.kind == "call" and failure.call is None:
         return ""
     stdin = failure.stdin if problem.kind == "stdio" else ""
     limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
-    trace = trace_blocks(pool, code, stdin, failure.call, limits, header=problem.header)
+    trace = await atrace_blocks(pool, code, stdin, failure.call, limits, header=problem.header)
     listing = trace.prompt_text(code).strip("\n")
     error = f"the program raised: {trace.error}" if trace.error else ""
     text = "\n".join(part for part in (listing, error) if part)
@@ -54,11 +54,12 @@ def block_trace_failure(pool: Executor, problem: Problem, code: str, failure: Ou
     return text if len(text) <= MAX_TRACE_CHARS else text[:MAX_TRACE_CHARS] + "\n..."
 
 
-def trace_text(form: str, pool: Executor, problem: Problem, code: str, failure: Outcome) -> str:
-    """The debug prompt's trace of `code` on a failing test: LDB's blocks, or the tracer's final values."""
+async def trace_text(form: str, pool: Executor, problem: Problem, code: str, failure: Outcome) -> str:
+    """The debug prompt's trace of `code` on a failing test: LDB's blocks, or the tracer's final values (the run
+    awaited on the executor)."""
     if form == "blocks":
-        return block_trace_failure(pool, problem, code, failure)
-    result = trace_failure(pool, problem, code, failure)
+        return await block_trace_failure(pool, problem, code, failure)
+    result = await trace_failure(pool, problem, code, failure)
     return format_trace(result) if result is not None else ""
 
 

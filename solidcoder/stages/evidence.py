@@ -27,14 +27,14 @@ from solidcoder.stages.live import GeneratedTest, LiveExecutor, Outcome, first_c
 from solidcoder.stages.oracle import bindings, parameters
 
 
-def contradiction(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
-    """Why the evidence rejects `test` on `problem`, or None."""
+async def contradiction(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
+    """Why the evidence rejects `test` on `problem`, or None (the sandbox runs awaited on `live`'s executor)."""
     if test.crash_only:
         return None
     if problem.kind == "call":
         return (wrong_argument_types(test, problem) or contradicted_example_value(test, problem)
-                or rejected_example_result(test, problem, live))
-    return rejected_example(test, problem, live)
+                or await rejected_example_result(test, problem, live))
+    return await rejected_example(test, problem, live)
 
 
 def checkable(test: GeneratedTest, problem: Problem) -> bool:
@@ -45,10 +45,10 @@ def checkable(test: GeneratedTest, problem: Problem) -> bool:
     return bool(_comparable_calls(test, problem)[2]) or bool(_property_checks(test, problem))
 
 
-def rejected_example_result(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
+async def rejected_example_result(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
     """A structured call test whose property is false of a public example's expected result."""
     for index, script in _property_checks(test, problem):
-        run = live.run_program(script, "evidence", f"the property {test.prop!r} of example {index + 1}")
+        run = await live.run_program(script, "evidence", f"the property {test.prop!r} of example {index + 1}")
         if not run.ok:
             why = (run.stderr.strip().splitlines() or [run.status])[-1][:200]
             return f"the property {test.prop[:200]!r} is false of example {index + 1}'s expected result ({why})"
@@ -96,14 +96,14 @@ def contradicted_example_value(test: GeneratedTest, problem: Problem) -> str | N
     return None
 
 
-def rejected_example(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
+async def rejected_example(test: GeneratedTest, problem: Problem, live: LiveExecutor) -> str | None:
     """A stdin property check that rejects a public example's expected output."""
     for index, case in enumerate(problem.public_tests):
         if case.kind != "stdio" or not case.outputs:
             continue
         output = case.outputs[0] if case.outputs[0].endswith("\n") else case.outputs[0] + "\n"
         example = GeneratedTest("stdio", test.source, case.stdin or "", origin=test.origin)
-        outcome = live.check_output(Outcome(f"example-{index}", False, "fail"), example, output)
+        outcome = await live.check_output(Outcome(f"example-{index}", False, "fail"), example, output)
         if not outcome.passed and outcome.status != "sandbox_error":
             return f"the property check rejects example {index + 1}'s expected output ({outcome.detail[:200]})"
     return None

@@ -172,10 +172,10 @@ class LiveExecutor:
             raise SandboxFailure(next(o.detail for o in outcomes if o.status == "sandbox_error"))
         return Evaluation(code, outcomes)
 
-    def run_program(self, code: str, kind: str, given: str) -> ExecResult:
+    async def run_program(self, code: str, kind: str, given: str) -> ExecResult:
         """Run a program of the pipeline's own (no stdin) outside the judge, its run recorded as a `kind` test on
         `given`; raises `SandboxFailure` when the sandbox failed."""
-        run = self.pool.run_program(code, "", self.limits)
+        run = await self.pool.arun({"mode": "stdio", "code": code}, "", self.limits)
         if run.status == "sandbox_error":
             raise SandboxFailure(run.detail)
         if self.executions is not None:
@@ -224,9 +224,9 @@ class LiveExecutor:
             return base
         return _checked(base, await self.pool.arun(*self._check_run(test, run.stdout)))
 
-    def check_output(self, base: Outcome, test: GeneratedTest, stdout: str) -> Outcome:
+    async def check_output(self, base: Outcome, test: GeneratedTest, stdout: str) -> Outcome:
         """`base`, passed when the test's property check (its own sandboxed program) accepts `stdout`."""
-        checked = _checked(base, self.pool.run(*self._check_run(test, stdout)))
+        checked = _checked(base, await self.pool.arun(*self._check_run(test, stdout)))
         self._record(test.source, [replace(checked, actual=stdout)], ["evidence"])
         return checked
 

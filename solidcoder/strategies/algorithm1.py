@@ -35,7 +35,6 @@ nothing to execute, and the next round tries again.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import asdict, replace
 from typing import Any
@@ -58,6 +57,7 @@ from solidcoder.stages.oracle import (
     structured_call,
 )
 from solidcoder.stages.sanitize import strip_self_tests
+from solidcoder.store import OracleRounds
 from solidcoder.strategies.base import Attempt
 from solidcoder.strategies.paper_settings import (
     COMPACT_ORACLE,
@@ -173,6 +173,17 @@ class Loop:
     def take(self, code: str) -> None:
         self.code = code
         self.history.append(code)
+
+    def saw(self, programs: list[str]) -> None:
+        """Programs written outside the loop (routing's tiers 0 and 1), in the order written, are candidates for
+        `best` too; the program in hand stays."""
+        self.history.extend(programs)
+
+    def note_round(self, outcome: str | None, rejection: str | None = None) -> None:
+        """An oracle round run outside the loop (routing's tiers): its outcome (None: no round was asked for, as for
+        a shared test run again) and, when the test was rejected, why."""
+        self.rounds.extend([outcome] if outcome else [])
+        self.rejections.extend([rejection] if rejection else [])
 
     async def choose_best(self) -> None:
         """`best`: of every distinct S, the one passing most of T ∪ accumulated now (the latest among equals)."""
@@ -291,7 +302,7 @@ class Loop:
     async def contradiction(self, test: GeneratedTest) -> str | None:
         """`evidence`: why parsing and execution reject the test before the judge is asked (stages/evidence.py)."""
         self.stages.append("evidence")
-        return await asyncio.to_thread(contradiction, test, self.problem, self.live)
+        return await contradiction(test, self.problem, self.live)
 
     async def red_team(self, code: str, round_no: int, template: str | None = None) -> GeneratedTest | None:
         """The red-team test as free text (the paper), or as JSON fields (`structured_oracle`, or `template`)."""
@@ -339,7 +350,7 @@ class Loop:
             return ""
         self.stages.append("trace")
         form, failure = "blocks" if self.config.trace_feedback == "blocks" else "values", failures[0]
-        text = await asyncio.to_thread(trace_text, form, self.ctx.pool, self.problem, code, failure)
+        text = await trace_text(form, self.ctx.pool, self.problem, code, failure)
         self.ctx.traced(code, form, failure.call or failure.stdin or failure.input, text)
         return text
 
@@ -360,11 +371,11 @@ class Loop:
         self.accepted, self.verified = evaluation.green, evaluation.verified
         return self.accepted
 
-    def attempt(self, stopped: ProblemBudgetExceeded | None = None, **record: Any) -> Attempt:
-        """The run's answer: the program in hand, the tests kept, and `record` beside the rounds' outcomes."""
+    def attempt(self, stopped: ProblemBudgetExceeded | None = None, **figures: Any) -> Attempt:
+        """The run's answer: the program in hand, the tests kept, the oracle rounds and the caller's `figures`."""
         return Attempt(code=self.code, verified=self.verified, stopped=stopped, stages=self.stages,
-                       kept=[t.test for t in self.kept],
-                       record={**record, "oracle_rounds": self.rounds, "judge_rejections": self.rejections})
+                       kept=[t.test for t in self.kept], figures=figures,
+                       oracle=OracleRounds(tuple(self.rounds), tuple(self.rejections)))
 
     async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
         return await self.live.evaluate(code, tests)

@@ -170,7 +170,7 @@ class _Flow:
     code: str = ""
     anchors: dict[str, SuiteTest] = field(default_factory=dict)
     stages: list[str] = field(default_factory=list)
-    record: dict[str, Any] = field(default_factory=lambda: {"fixes": 0, "reverted": 0})
+    figures: dict[str, Any] = field(default_factory=lambda: {"fixes": 0, "reverted": 0})
 
     def __post_init__(self) -> None:
         self.live = LiveExecutor(self.ctx.pool, self.problem, self.ctx.judge, self.ctx.executions)
@@ -191,9 +191,9 @@ class _Flow:
     async def attempt(self, stopped: ProblemBudgetExceeded | None) -> Attempt:
         """The answer, verified on every test of step 4's list."""
         final = await self.live.evaluate(self.code, list({test.id: test for test in self.suite}.values()))
-        self.record |= {"anchors": len(self.anchors), "final_passed": len(final.passed_ids)}
+        self.figures |= {"anchors": len(self.anchors), "final_passed": len(final.passed_ids)}
         return Attempt(code=self.code, verified=final.verified, stopped=stopped, stages=self.stages,
-                       record=self.record)
+                       figures=self.figures)
 
     async def structured(self, stage: str, read: Callable[[dict], T | None], **variables: str) -> tuple[T | None, str]:
         """Ask a YAML stage until its reply reads (`retries` tries); the value (None if never) and the last reply."""
@@ -219,7 +219,7 @@ class _Flow:
 
     async def possible_solutions(self) -> list[Solution]:
         found, _ = await self.structured("possible_solutions", read_solutions, max_solutions=str(self.config.solutions))
-        self.record["solutions"] = len(found or [])
+        self.figures["solutions"] = len(found or [])
         return found or []
 
     async def choose_best(self, solutions: list[Solution]) -> str:
@@ -234,7 +234,7 @@ class _Flow:
         cases = [case for case in (example_test(e, self.problem) for e in found or []) if case is not None]
         generated = [SuiteTest(f"ai-{i}", case) for i, case in enumerate(cases)]
         self.suite = [*reversed(self.public), *generated, *self.public]
-        self.record["ai_tests"] = len(generated)
+        self.figures["ai_tests"] = len(generated)
 
     async def initial_code(self, chosen: str, solutions: list[Solution]) -> None:
         """Regenerate while the public tests fail, cycling through the solutions; else keep the closest."""
@@ -243,7 +243,7 @@ class _Flow:
             algorithm = solutions[attempt % len(solutions)].text if attempt > 1 and solutions else chosen
             code = extract_code(await self.call("solve", solution=algorithm))
             evaluation = await self.evaluate(code, self.public)
-            self.record["initial_attempts"] = attempt + 1
+            self.figures["initial_attempts"] = attempt + 1
             if evaluation.green:
                 self.code = code
                 return
@@ -283,7 +283,7 @@ class _Flow:
             return ""
         code = extract_code(await self.call("fix_solution", code=self.code, error=error,
                                            what_went_wrong=analysis.what_went_wrong, fixed_flow=analysis.fixed_flow))
-        self.record["fixes"] += bool(code)
+        self.figures["fixes"] += bool(code)
         return code
 
     async def iterate_ai(self) -> None:
@@ -301,7 +301,7 @@ class _Flow:
         start = self.code
         fixed, _ = await self.structured("analyze_and_fix", read_fixed_code, code=self.code,
                                          error=error_text(outcome))
-        self.record["fixes"] += bool(fixed)
+        self.figures["fixes"] += bool(fixed)
         self.code = fixed or self.code
         if not (await self.run_one(test)).passed or not await self.anchors_hold():
             self.revert(start)
@@ -343,7 +343,7 @@ class _Flow:
 
     def revert(self, code: str) -> None:
         if code != self.code:
-            self.record["reverted"] += 1
+            self.figures["reverted"] += 1
         self.code = code
 
 

@@ -3,10 +3,11 @@
 A strategy gets a problem (statement and public tests only: the runner never hands it hidden tests) and a
 `SolveContext` (the model, the prompt library, and `check` to run code on the public tests in the sandbox), and
 returns an `Attempt`: the final code, whether the strategy verified it on tests of its own, what stopped it early
-(a typed cause), the stages it ran and the tests it kept. `solve` and `bench` read those fields; `record` holds the
-strategy's own figures (routing's tiers, the loop's oracle rounds), written to results and trajectories as they
-are and never read to decide anything. Model errors propagate: the runner records them as infrastructure errors,
-never as wrong answers.
+(a typed cause), the stages it ran and the tests it kept, and the typed records `show` and the report read:
+routing's `route` (the tier it ended in, what each tier cost) and Algorithm 1's `oracle` rounds. `figures` holds
+the strategy's other counts, written to results and trajectories as they are and read by nothing. `notes()` is all
+of it as a result row holds it (store.py: `Notes`). Model errors propagate: the runner records them as
+infrastructure errors, never as wrong answers.
 """
 
 from __future__ import annotations
@@ -20,33 +21,35 @@ from solidcoder.execution.judge import JudgeReport
 from solidcoder.problem import Problem
 from solidcoder.requirements import Requirement
 from solidcoder.stages.live import GeneratedTest
+from solidcoder.store import KeptTest, Notes, OracleRounds, Route
 
 
 @dataclass(kw_only=True)
 class Attempt:
     """A strategy's answer for one problem. `verified`: None when the strategy ran no tests of its own on `code`,
     else whether at least one ran and `code` passed every one (public and kept); `kept`: None for a strategy that
-    keeps no tests; `alternatives`: other answers given at once (see the field)."""
+    keeps no tests; `route`: routing's record, `oracle`: Algorithm 1's oracle rounds (None for other strategies);
+    `alternatives`: other answers given at once (see the field)."""
 
     code: str
     verified: bool | None = None
     stopped: ProblemBudgetExceeded | None = None
     stages: list[str] = field(default_factory=list)
     kept: list[GeneratedTest] | None = None
-    record: dict[str, Any] = field(default_factory=dict)
+    route: Route | None = None
+    oracle: OracleRounds | None = None
+    figures: dict[str, Any] = field(default_factory=dict)  # the strategy's other counts, read by nothing
     # other answers the strategy gives at once, by name (best-of-n: the pick among the first k samples, by k); bench
     # judges each on the hidden tests too (`alternatives_passed`), so one run prices several budgets
     alternatives: dict[str, str] = field(default_factory=dict)
 
-    def notes(self) -> dict[str, Any]:
-        """What a bench row and a trajectory record as `notes` (the keys runs have always had)."""
-        notes: dict[str, Any] = dict(self.record)
-        notes |= {"stages": self.stages} if self.stages else {}
-        notes |= {"verified": self.verified} if self.verified is not None else {}
-        notes |= {"stopped": str(self.stopped)} if self.stopped is not None else {}
-        if self.kept is not None:
-            notes |= {"kept_tests": len(self.kept), "kept": [test.to_dict() for test in self.kept]}
-        return notes
+    def notes(self) -> Notes:
+        """What a bench row and a trajectory record as `notes`."""
+        kept = None if self.kept is None else \
+            tuple(KeptTest(t.kind, t.source, t.stdin, t.crash_only, t.origin, t.prop) for t in self.kept)
+        return Notes(stages=tuple(self.stages) or None, verified=self.verified,
+                     stopped=None if self.stopped is None else str(self.stopped), kept=kept, route=self.route,
+                     oracle=self.oracle, figures=dict(self.figures))
 
 
 class Strategy(Protocol):

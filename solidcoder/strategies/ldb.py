@@ -5,8 +5,8 @@
 A seed program (another strategy's answer: Direct by default, `ldb:seed=NAME` for any strategy, the rest of the
 options string being its name) is run on the visible tests. While one fails, for at most 10 rounds (`max_iters`
 of `run_ldb.sh`): one failing test's input is traced and cut into blocks as LDB's tracer cuts them
-(`execution/blocks.py`, `execution/basic_blocks.py`); the debug call shows the task, the program, the failing test
-with its real output and the selected blocks, and asks for a verdict per block as JSON; the fix call continues
+(`execution/blocks.py`, `execution/inside/basic_blocks.py`); the debug call shows the task, the program, the failing
+test with its real output and the selected blocks, and asks for a verdict per block as JSON; the fix call continues
 that conversation with "Please fix the Python code."; the fixed program is run on the visible tests. A program
 LDB's tracer gives no blocks for (the run raises, but for an AssertionError, or times out; staticfg fails on it;
 the function is never called) gets LDB's one-line feedback and no debug call. The answer is the last program, as
@@ -29,14 +29,13 @@ without code keeps the current program (LDB takes the whole reply for the progra
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
-from solidcoder.execution.blocks import BlockTrace, trace_blocks
+from solidcoder.execution.blocks import BlockTrace, atrace_blocks
 from solidcoder.execution.judge import JudgeReport, TestVerdict
 from solidcoder.execution.sandbox import Limits
 from solidcoder.parsing import load_json
@@ -132,8 +131,8 @@ class Ldb(NoLoop):
                 done.passed = report.pass_count
         except ProblemBudgetExceeded as exc:  # --max-calls: the last program checked is the answer
             stopped = exc
-        record = {"seed": self.config.seed, "rounds": [asdict(r) for r in rounds]}
-        return Attempt(code=code, verified=report.passed if report.total else None, stopped=stopped, record=record)
+        figures = {"seed": self.config.seed, "rounds": [asdict(r) for r in rounds]}
+        return Attempt(code=code, verified=report.passed if report.total else None, stopped=stopped, figures=figures)
 
 
 def make_seed(name: str) -> Strategy:
@@ -147,7 +146,7 @@ async def ldb_round(problem: Problem, ctx: SolveContext, code: str, report: Judg
     the current one when the fix reply has none; the round). `ctx` samples as LDB's debug and fix calls do."""
     failure = report.failures()[0]
     test = problem.public_tests[failure.index]
-    trace = await asyncio.to_thread(trace_test, ctx, problem, code, test)
+    trace = await trace_test(ctx, problem, code, test)
     shown = trace.prompt_text(code) + "\n" if trace.shown else ""
     ctx.traced(code, "blocks", test.call or test.stdin or test.script or "", shown)
     output = real_output(failure, trace)
@@ -166,17 +165,17 @@ def _base(problem: Problem, code: str) -> dict[str, str]:
     return {"problem": variables["problem"], "language": variables["language"], "code": code}
 
 
-def trace_test(ctx: SolveContext, problem: Problem, code: str, test: TestCase) -> BlockTrace:
+async def trace_test(ctx: SolveContext, problem: Problem, code: str, test: TestCase) -> BlockTrace:
     """LDB's blocks of `code` on the test's input: its stdin, or the test's (first) call of the entry point, whose
     function is the traced entry."""
     limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
     if test.kind != "call":
-        return trace_blocks(ctx.pool, code, test.stdin or "", None, limits)  # stdio: no header
+        return await atrace_blocks(ctx.pool, code, test.stdin or "", None, limits)  # stdio: no header
     call = test.call or first_call(test.script or "", problem)
     if call is None:
         return BlockTrace(error="no call of the entry point in the test")
     entry = (problem.entry_point or "").split(".")[-1] or None
-    return trace_blocks(ctx.pool, code, "", call, limits, header=problem.header, entry=entry)
+    return await atrace_blocks(ctx.pool, code, "", call, limits, header=problem.header, entry=entry)
 
 
 def assertion_text(test: TestCase) -> str:

@@ -76,7 +76,7 @@ class MapCoder(NoLoop):
         except ProblemBudgetExceeded:
             if best.rounds == 0:
                 raise
-        return Attempt(code=best.code, record={"code_versions": best.rounds})
+        return Attempt(code=best.code, figures={"code_versions": best.rounds})
 
     async def _plans(self, problem: Problem, ctx: SolveContext) -> list[tuple[int, str]]:
         text = problem_variables(problem)["problem"]
@@ -129,4 +129,4 @@ class CodeSim(NoLoop):
         except ProblemBudgetExceeded:  # --max-calls: answer with the best code so far, if there is one
             if best.rounds == 0:
                 raise
-        return Attempt(code=best.code, record={"code_versions": best.rounds})
+        return Attempt(code=best.code, figures={"code_versions": best.rounds})

@@ -29,7 +29,8 @@ cites the development sets' rows (HumanEval 0-39, MBPP 0-39); the settings' comm
 * The answer: the first program a tier accepts; when none is accepted (or a cap stops the run), the best program
   any tier produced, by the public tests and the failing tests found that it passes, the latest among equals.
 
-`notes.tier` says where a problem ended, `notes.tiers` what each tier cost (calls, tokens, seconds).
+The attempt's `Route` (store.py) says where a problem ended and what each tier cost (calls, tokens, seconds): a
+row's `notes.tier` and `notes.tiers`.
 
 Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
 (`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
@@ -54,9 +55,17 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
 from solidcoder.requirements import Requirement
 from solidcoder.stages.live import SuiteTest
+from solidcoder.store import Route, TierCost
 from solidcoder.strategies.algorithm1 import Algorithm1, Loop, make_algorithm1
 from solidcoder.strategies.base import Attempt
-from solidcoder.strategies.selection import GENERATED_TESTS, SELECTORS, GeneratedTests, Selector, selected
+from solidcoder.strategies.selection import (
+    GENERATED_TESTS,
+    REQUIRES,
+    SELECTORS,
+    GeneratedTests,
+    Selector,
+    sample_and_select,
+)
 from solidcoder.wording import counted
 
 SHARED_ORACLE = "refinements/red_team_shared"
@@ -140,11 +149,11 @@ def _option_value(key: str, value: str, item: str) -> Any:
 
 @dataclass
 class _Tiers:
-    """The route's record, written into the attempt's notes: what each tier cost (from the recording model's running
-    usage) and, with `guard=tests`, what tier 0's guard found."""
+    """The route's record (the attempt's `Route`): what each tier cost (from the recording model's running usage)
+    and, with `guard=tests`, what tier 0's guard found."""
 
     model: UnitModel
-    spent: list[dict] = field(default_factory=list)
+    spent: list[TierCost] = field(default_factory=list)
     guard: str = ""  # tier 0's guard: how many generated tests the program passed
     _mark: tuple = (0, 0, 0.0)
 
@@ -153,8 +162,8 @@ class _Tiers:
 
     def end(self, tier: int) -> None:
         calls, tokens, started = self._mark
-        self.spent.append({"tier": tier, "calls": self.model.usage.calls - calls,
-                           "tokens": self.model.usage.tokens - tokens, "s": round(time.monotonic() - started, 3)})
+        self.spent.append(TierCost(tier, self.model.usage.calls - calls, self.model.usage.tokens - tokens,
+                                   round(time.monotonic() - started, 3)))
 
 
 class Routed:
@@ -186,9 +195,7 @@ class Routed:
 
     @property
     def requires(self) -> tuple[Requirement, ...]:
-        from solidcoder.verify.select import REQUIRES  # the filters that prune tier 1's samples
-
-        return REQUIRES + self.config.selection().requires
+        return REQUIRES + self.config.selection().requires  # the filters that prune tier 1's samples, the selector's
 
     def settings(self) -> dict[str, Any]:
         """The configuration key's part: every `RoutedSettings` value (`full` as its loop's settings), less those of
@@ -208,7 +215,7 @@ class Routed:
                 tiers.start()
                 found = [await self._direct(problem, loop)] if tier == 0 else \
                     await self._sampled(problem, loop, generated)
-                loop.history.extend(program for program in reversed(found) if program)  # the top-ranked last
+                loop.saw([program for program in reversed(found) if program])  # the top-ranked last
                 accepted = bool(found[0]) and await _checked(loop, oracle, found[0], failing, found[1:]) \
                     and (tier > 0 or await self._guarded(problem, generated, found[0], tiers))
                 code = found[0] or code  # the answer so far, should a cap stop the run
@@ -252,15 +259,11 @@ class Routed:
         return report.pass_count * 2 >= report.total
 
     async def _sampled(self, problem: Problem, loop: Loop, generated: GeneratedTests) -> list[str]:
-        """The survivors of prune-then-rank, best first ([""] when none survived)."""
-        from solidcoder.verify.select import sample_then_rank
-
-        ctx = loop.ctx
-        sampled = await sample_then_rank(problem, ctx.model, ctx.pool, ctx.prompts, self.config.samples,
-                                         self.config.temperature, ctx.max_tokens, read=loop.program, judge=ctx.judge)
-        ranked = [candidate for candidate, _ in sampled.ranking.ranked]
-        ranked = await selected(self.config.selection(), ranked, generated)
-        return [candidate.code for candidate in ranked] or [""]
+        """The survivors of sample-and-select (strategies/selection.py, as `solve --prerank`'s), best first ([""]
+        when none survived)."""
+        chosen = await sample_and_select(problem, loop.ctx, self.config.samples, self.config.temperature,
+                                         self.config.selection(), generated, read=loop.program)
+        return chosen.programs or [""]
 
 
 def _full_loop(config: RoutedSettings) -> Algorithm1:
@@ -306,11 +309,11 @@ async def _checked(loop: Loop, oracle: _Oracle, code: str, failing: list[SuiteTe
         return public.verified
     failure = await loop.failure_of(code, test)
     if failure and loop.config.evidence and others and await _all_fail(loop, test, others):
-        loop.rounds.extend(["rejected"] if fresh else [])
-        loop.rejections.append(f"evidence: all {len(others) + 1} sampled programs that pass the public tests fail it")
+        loop.note_round("rejected" if fresh else None,
+                        f"evidence: all {len(others) + 1} sampled programs that pass the public tests fail it")
         failing[:] = [kept for kept in failing if kept is not test]
         return public.verified
-    loop.rounds.extend([f"executed, {'failed' if failure else 'passed'}"] if fresh else [])
+    loop.note_round(f"executed, {'failed' if failure else 'passed'}" if fresh else None)
     if failure is not None:
         failing.extend([] if test in failing else [test])
         return False
@@ -337,5 +340,5 @@ async def _best_seen(code: str, tier: int, tiers: _Tiers, loop: Loop, failing: l
 
 def _attempt(code: str, tier: int, tiers: _Tiers, loop: Loop, verified: bool,
              stopped: ProblemBudgetExceeded | None = None) -> Attempt:
-    guard = {"guard": tiers.guard} if tiers.guard else {}
-    return replace(loop.attempt(stopped, tier=tier, tiers=tiers.spent, **guard), code=code, verified=verified)
+    return replace(loop.attempt(stopped), code=code, verified=verified,
+                   route=Route(tier, tuple(tiers.spent), tiers.guard))

@@ -1,14 +1,24 @@
-"""Choosing among sampled programs that survived pruning, for routing's tier 1 and `solve --prerank`.
+"""Sample and select: the one path from a problem to its ranked sampled programs (routing's tier 1, `solve --prerank`).
+
+`sample_and_select` draws programs from the coder model (the Direct prompt, as the choices of one request, so the
+prompt is billed once), prunes them with the cheap verifiers (`FILTERS`: syntax, lint, the first 3 public tests),
+ranks the survivors by behaviour majority on the public inputs (`verify/rank.py`'s `prune_then_rank`, the path
+`rank` measures), and orders them by the run's selector. Every program runs through the judge's one call
+(`Judge.ajudge`), awaited: nothing here runs the sandbox in a thread of its own, and a sandbox failure raises
+`SandboxFailure` rather than prune, keep or rank a program.
 
 Three selectors, as issue 29 names them: `majority` (the ranking's own order: behaviour majority on the public
 inputs), `agreement` (CodeT's dual agreement: the survivors run on tests the model writes from the problem alone,
 one call, asked only when two or more distinct programs survive) and `orm` (a trained outcome reward model,
 `solidcoder train orm`, scores each survivor; no model call). Among equal scores the majority's order stands.
+
+It lives among the strategies because it asks the model (the samples, the agreement selector's tests) and reads
+replies as they do; `verify/` below it prunes and ranks programs and knows nothing of models.
 """
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +27,12 @@ from solidcoder.errors import BadInput
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import problem_variables
 from solidcoder.requirements import TRANSFORMERS, Requirement
-from solidcoder.verify.rank import Candidate
+from solidcoder.stages.base import extract_code
+from solidcoder.verify.rank import AgreementScorer, Candidate, MajorityScorer, prune_then_rank, reranked
+from solidcoder.verify.weak import filter_requirements, make_verifier
 
+FILTERS = ("syntax", "lint", "tests:3")
+REQUIRES = filter_requirements(FILTERS)  # what sampling with these filters needs installed (the linter)
 SELECTORS = ("majority", "agreement", "orm")
 GENERATED_TESTS = "refinements/generated_tests"
 TEST_COUNT = 6  # tests asked of the model for `agreement` (AlphaCodium's number_of_ai_tests)
@@ -62,22 +76,58 @@ class GeneratedTests:
         return self._tests
 
 
+@dataclass
+class Selected:
+    """The surviving programs, best first by the selector, and how many samples each filter pruned."""
+
+    ranked: list[Candidate]
+    pruned: dict[str, int]
+
+    @property
+    def programs(self) -> list[str]:
+        return [candidate.code for candidate in self.ranked]
+
+
+async def sample_and_select(problem: Problem, ctx: SolveContext, samples: int, temperature: float,
+                            selector: Selector, generated: GeneratedTests | None = None,
+                            read: Callable[[str], str] = extract_code) -> Selected:
+    """`samples` programs at `temperature` (`read` takes each out of its reply), pruned, ranked by behaviour majority
+    and ordered by `selector`; `generated` are the problem's generated tests when a caller shares them (routing's
+    guard), else asked for here if the selector needs them. Programs run on `ctx.judge`, which records them."""
+    judge = ctx.judge
+    programs = await sample_programs(problem, ctx, samples, temperature, read)
+    ranking = await prune_then_rank(problem, programs, [make_verifier(f, judge) for f in FILTERS],
+                                    MajorityScorer(judge))
+    survivors = [candidate for candidate, _ in ranking.ranked]
+    return Selected(await selected(selector, survivors, generated or GeneratedTests(problem, ctx)), ranking.pruned)
+
+
+async def sample_programs(problem: Problem, ctx: SolveContext, samples: int, temperature: float,
+                          read: Callable[[str], str] = extract_code) -> list[str]:
+    """`samples` programs from the coder model (Direct prompt) as the choices of one request; a server that returned
+    fewer is asked again for the rest."""
+    model = ctx.model.for_role("coder")
+    messages = ctx.prompts.messages("strategies/direct", problem=problem.statement, language="Python 3",
+                                    io_mode="call" if problem.kind == "call" else "stdin",
+                                    entry_point=problem.entry_point or "")
+    programs: list[str] = []
+    while len(programs) < samples:
+        reply = await model.acomplete(messages, temperature=temperature, max_tokens=ctx.max_tokens,
+                                      n=samples - len(programs))
+        programs.extend(read(text) for text in reply.texts[:samples - len(programs)])
+    return programs
+
+
 async def selected(selector: Selector, ranked: list[Candidate], generated: GeneratedTests) -> list[Candidate]:
     """The survivors, best first by `selector` (the majority's order among equals and when there is nothing to go
     on: fewer than two survivors, or no readable generated test)."""
     if selector.name == "majority" or len(ranked) < 2:
         return ranked
-    problem = generated.problem
     if selector.name == "orm":
         from solidcoder.verify.orm import loaded_scorer  # torch and transformers: the `train` extra
 
-        scores = await asyncio.to_thread(loaded_scorer(selector.orm).scores, problem, ranked)
-    else:
-        tests = await generated.tests()
-        if not tests:
-            return ranked
-        from solidcoder.verify.rank import AgreementScorer
-
-        scores = await asyncio.to_thread(AgreementScorer(generated.ctx.judge, tests).scores, problem, ranked)
-    return [c for _, c in sorted(zip(scores, ranked, strict=True), key=lambda pair: -pair[0])]
-
+        return await reranked(generated.problem, ranked, loaded_scorer(selector.orm))
+    tests = await generated.tests()
+    if not tests:
+        return ranked
+    return await reranked(generated.problem, ranked, AgreementScorer(generated.ctx.judge, tests))

@@ -95,9 +95,9 @@ class Direct(OneCallStrategy):
         reports = [await ctx.check(problem, code) if code.strip() else None for code in programs]
         picks = [pick(reports[:k]) for k in range(1, len(programs) + 1)]
         alternatives = {str(k): programs[i] for k, i in enumerate(picks, 1)}
-        record = {"best_of": {"samples": len(programs), "picks": picks,
-                              "public_passed": [bool(r and r.passed) for r in reports]}}
-        return Attempt(code=programs[picks[-1]], alternatives=alternatives, record=record)
+        figures = {"best_of": {"samples": len(programs), "picks": picks,
+                               "public_passed": [bool(r and r.passed) for r in reports]}}
+        return Attempt(code=programs[picks[-1]], alternatives=alternatives, figures=figures)
 
 
 def pick(reports: list[JudgeReport | None]) -> int:

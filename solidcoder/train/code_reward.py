@@ -88,11 +88,13 @@ class CodeReward:
     def _judge(self, item: tuple[Problem, str]) -> Rollout | None:
         problem, code = item
         tests = problem.all_tests if self.config.hidden_tests else problem.public_tests
+        failure: SandboxFailure | None = None
         for _attempt in range(1 + self.config.sandbox_retries):
-            report = self.judge.judge(problem, code, tests=tests)
-            if not report.infrastructure_error:
-                return _rollout(problem, code, tests, report)
-        log.warning("sandbox error judging a rollout of %s; scored None, not 0", problem.id)
+            try:
+                return _rollout(problem, code, tests, self.judge.judge(problem, code, tests=tests))
+            except SandboxFailure as exc:
+                failure = exc
+        log.warning("sandbox error judging a rollout of %s (%s); scored None, not 0", problem.id, failure)
         return None
 
     def _account(self, rollouts: list[Rollout], attempted: int) -> None:

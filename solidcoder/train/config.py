@@ -52,6 +52,7 @@ class TrainConfig:
     vllm_gpu_memory_utilization: float = 0.3
     bf16: bool = False
     gradient_checkpointing: bool = False
+    check_memory: bool = True  # on a GPU, stop before training when the memory model says the run cannot fit
     gguf_file: str | None = None
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     grpo_overrides: dict[str, Any] = field(default_factory=dict)  # any other GRPOConfig field, passed through

@@ -4,11 +4,14 @@ Two reward functions share the batch: `CodeReward` scores code rows (Eq. 4) and 
 programs to the alignment task builder; `AlignmentReward` scores alignment rows (Eq. 5); each returns None for
 the other task's rows. `CodeRLPlusTrainer` adds three small hooks to GRPOTrainer: it lets the `PromptMixer`
 swap alignment groups into each generation batch right before generation, and it times generation and reward
-computation for the metrics log. With `alpha=0` no alignment prompt is ever mixed in: plain GRPO.
+computation and counts the completion tokens generated for the metrics log. With `alpha=0` no alignment prompt is
+ever mixed in: plain GRPO.
 
 `run_training(cfg)` does it all: load problems and model, start the sandbox executor (`cfg.executor`: the local
 pool, or Ray actors across a cluster, the same rewards either way), train, save checkpoints under
-`OUT/checkpoints`, the final model under `OUT/final` and the metrics under `OUT/metrics.jsonl`.
+`OUT/checkpoints`, the final model under `OUT/final` and the metrics under `OUT/metrics.jsonl`. On a GPU it first
+estimates the run's peak memory (`solidcoder.train.memory`) and stops with BadInput when that exceeds the card, so
+a batch that cannot fit fails before the first step rather than with an out-of-memory error mid-run.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from solidcoder.train.alignment import (
 from solidcoder.train.alignment_reward import AlignmentReward, AlignmentRewardConfig, AlignmentScorer
 from solidcoder.train.code_reward import CodeReward, CodeRewardConfig
 from solidcoder.train.config import TrainConfig, grpo_batch_geometry
+from solidcoder.train.memory import ModelShape, RunShape, check_fits, estimate
 from solidcoder.train.metrics import MetricsLogger, StepTimer
 from solidcoder.train.mixing import MixConfig, PromptMixer, PromptRenderer, code_prompt_stream
 
@@ -56,7 +60,9 @@ class CodeRLPlusTrainer(GRPOTrainer):
 
     def _generate(self, prompts):
         with self.timer.measure("generation"):
-            return super()._generate(prompts)
+            generated = super()._generate(prompts)
+        self.timer.add_tokens(sum(len(ids) for ids in generated[1]))  # (prompt_ids, completion_ids, ...)
+        return generated
 
     def _calculate_rewards(self, *args, **kwargs):
         with self.timer.measure("reward"):
@@ -176,10 +182,45 @@ def run_training(cfg: TrainConfig, model=None, tokenizer=None) -> Path:
     hidden = (cfg.data,) if cfg.data else ()  # the training data holds the tests and references: no run may read it
     with make_executor(cfg.executor, SandboxConfig(workers=cfg.sandbox_workers, hidden_paths=hidden)) as pool:
         parts = build_components(cfg, pool, problems)
+        if cfg.check_memory:
+            check_gpu_memory(cfg, model, tokenizer, parts)
         trainer = make_trainer(cfg, model, tokenizer, parts, StepTimer())
         trainer.train()
         trainer.save_model(str(out / "final"))
     return out / "metrics.jsonl"
+
+
+def check_gpu_memory(cfg: TrainConfig, model, tokenizer, parts: Components) -> None:
+    """BadInput when the memory model says this run cannot fit the GPU it is about to use (nothing on a CPU, and
+    nothing under DeepSpeed, whose sharding and offload the check does not see)."""
+    import os
+
+    import torch
+
+    if not torch.cuda.is_available() or os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true":
+        return
+    card = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    share = 1.0 - cfg.vllm_gpu_memory_utilization if cfg.use_vllm and cfg.vllm_mode == "colocate" else 1.0
+    check_fits(estimate(model_shape(model), run_shape(cfg, model, tokenizer, parts)), int(card * share))
+
+
+def model_shape(model) -> ModelShape:
+    return ModelShape.from_config(model.config.get_text_config(), sum(p.numel() for p in model.parameters()))
+
+
+def run_shape(cfg: TrainConfig, model, tokenizer, parts: Components) -> RunShape:
+    """The run as the memory model sees it. The longest prompt is the longest code prompt, plus the completion cap
+    when alignment prompts (which quote a generated program) are mixed in."""
+    longest = max(len(tokenizer.apply_chat_template(parts.renderer.code_messages(p), add_generation_prompt=True,
+                                                    tokenize=True, return_dict=True)["input_ids"])
+                  for p in parts.problems.values())
+    param_bytes = next(model.parameters()).element_size()
+    return RunShape(generation_batch=cfg.prompt_batch_size * cfg.num_generations // _world_size(),
+                    micro_batch=cfg.micro_batch_size,
+                    prompt_tokens=longest + (cfg.max_completion_length if cfg.alpha > 0 else 0),
+                    completion_tokens=cfg.max_completion_length, param_bytes=param_bytes,
+                    autocast=cfg.bf16 and param_bytes == 4, reference_model=cfg.beta > 0,
+                    gradient_checkpointing=cfg.gradient_checkpointing, vllm=cfg.use_vllm)
 
 
 def _world_size() -> int:

@@ -10,6 +10,7 @@ torch, transformers and trl are imported lazily: they are the `train` extra.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import random
@@ -20,6 +21,7 @@ from pathlib import Path
 from solidcoder.errors import BadInput
 from solidcoder.problem import Problem
 from solidcoder.prompting import PromptLibrary
+from solidcoder.store import ResultRow
 from solidcoder.verify.rank import Candidate, normalize
 from solidcoder.verify.weak import _parses
 
@@ -62,9 +64,11 @@ class OrmScorer:
         self.max_tokens, self.max_length = max_tokens_per_batch, max_length
         self.library = library or PromptLibrary.from_env()
 
-    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+    async def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        """The ORM's score of each candidate, computed in a worker thread (the model's forward passes, not the
+        sandbox: they would hold up the event loop)."""
         texts = [orm_text(self.library, problem.statement, c.code) for c in candidates]
-        return self.score_texts(texts)
+        return await asyncio.to_thread(self.score_texts, texts)
 
     def score_texts(self, texts: list[str]) -> list[float]:
         import torch
@@ -154,16 +158,26 @@ def read_candidate_rows(path: Path, statements: dict[str, str]) -> list[dict]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-            pid = str(row.get("problem_id", row.get("id")))
-            statement = row.get("statement", statements.get(pid))
-            rows.append({"problem_id": pid, "statement": statement, "code": row["code"],
-                         "correct": bool(row["correct"] if "correct" in row else row["passed"])})
+            pid, statement, code, correct = _candidate(json.loads(line), statements)
+            rows.append({"problem_id": pid, "statement": statement, "code": code, "correct": correct})
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise BadInput(f"{path}:{number}: not a candidate row ({exc})") from None
         if statement is None:
             raise BadInput(f"{path}:{number}: problem {pid!r} is not in the dataset given")
     return rows
+
+
+def _candidate(row: dict, statements: dict[str, str]) -> tuple[str, str | None, str, bool]:
+    """(problem id, statement, code, correct) of a candidate row, or of a bench result row (store.py: `ResultRow`; the
+    problem is its `id`, correct its `passed`); a statement the row lacks comes from `statements`."""
+    if "problem_id" in row or "correct" in row:
+        pid = str(row.get("problem_id", row.get("id")))
+        correct = row["correct"] if "correct" in row else row["passed"]
+        return pid, row.get("statement", statements.get(pid)), row["code"], bool(correct)
+    result = ResultRow.from_dict(row)
+    if result.code is None or result.passed is None:
+        raise KeyError("code" if result.code is None else "passed")
+    return str(result.id), statements.get(str(result.id)), result.code, result.passed
 
 
 def run_train_orm(data: Path, statements: dict[str, str], base: str, out: Path, config: OrmTrainConfig) -> int:

@@ -3,7 +3,9 @@
 Rankers (`Scorer`s) score distinct programs. `MajorityScorer` is the verifier-only baseline: programs vote with
 their behaviour on the public tests' inputs (identical verdicts and outputs form one vote group, weighted by
 duplicate counts), and the duplicate count breaks ties. `AgreementScorer` is CodeT's dual execution agreement on
-generated tests. `solidcoder.verify.orm.OrmScorer` is the learned one.
+generated tests. `solidcoder.verify.orm.OrmScorer` is the learned one. Scorers and `prune_then_rank` are async: the
+programs run through the judge's one call (`Judge.ajudge`), one after another, and a sandbox failure raises
+`SandboxFailure` instead of scoring anything. `reranked` orders a ranking by a second scorer (a selector's).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class Candidate:
 class Scorer(Protocol):
     name: str
 
-    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]: ...
+    async def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]: ...
 
 
 def normalize(code: str) -> str:
@@ -47,7 +49,7 @@ class DuplicateScorer:
 
     name = "duplicates"
 
-    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+    async def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
         return [float(c.count) for c in candidates]
 
 
@@ -58,16 +60,16 @@ class MajorityScorer:
     judge: Judge
     name: str = "majority"
 
-    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
-        signatures = [self._signature(problem, c.code) for c in candidates]
+    async def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        signatures = [await self._signature(problem, c.code) for c in candidates]
         votes: Counter = Counter()
         for signature, candidate in zip(signatures, candidates, strict=True):
             votes[signature] += candidate.count
         total = sum(c.count for c in candidates) + 1
         return [votes[s] + c.count / total for s, c in zip(signatures, candidates, strict=True)]
 
-    def _signature(self, problem: Problem, code: str) -> tuple:
-        report = self.judge.judge(problem, code, problem.public_tests)
+    async def _signature(self, problem: Problem, code: str) -> tuple:
+        report = await self.judge.ajudge(problem, code, problem.public_tests)
         return tuple((v.status, v.actual) for v in report.verdicts)
 
 
@@ -82,17 +84,17 @@ class AgreementScorer:
     tests: list[TestCase]
     name: str = "agreement"
 
-    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
-        passed = [self._passed(problem, c.code) for c in candidates]
+    async def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        passed = [await self._passed(problem, c.code) for c in candidates]
         sizes: Counter = Counter()
         for tests, candidate in zip(passed, candidates, strict=True):
             sizes[tests] += candidate.count
-        majority = MajorityScorer(self.judge).scores(problem, candidates)
+        majority = await MajorityScorer(self.judge).scores(problem, candidates)
         scale = max(majority, default=0) + 1
         return [sizes[t] * len(t) * scale + m for t, m in zip(passed, majority, strict=True)]
 
-    def _passed(self, problem: Problem, code: str) -> frozenset[int]:
-        report = self.judge.judge(problem, code, self.tests) if self.tests else None
+    async def _passed(self, problem: Problem, code: str) -> frozenset[int]:
+        report = await self.judge.ajudge(problem, code, self.tests) if self.tests else None
         return frozenset(i for i, v in enumerate(report.verdicts) if v.passed) if report else frozenset()
 
 
@@ -105,8 +107,8 @@ class GeneratedTestsScorer:
     tests: dict[str, list[TestCase]]
     name: str = "agreement"
 
-    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
-        return AgreementScorer(self.judge, self.tests.get(problem.id, [])).scores(problem, candidates)
+    async def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+        return await AgreementScorer(self.judge, self.tests.get(problem.id, [])).scores(problem, candidates)
 
 
 @dataclass
@@ -118,10 +120,9 @@ class TestsPassedScorer:
     first_n: int = 10
     name: str = "tests-passed"
 
-    def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
+    async def scores(self, problem: Problem, candidates: list[Candidate]) -> list[float]:
         tests, total = first_tests(problem, self.first_n, suite=True), sum(c.count for c in candidates) + 1
-        passed = [sum(v.passed for v in self.judge.judge(problem, c.code, tests).verdicts) if tests else 0
-                  for c in candidates]
+        passed = [(await self.judge.ajudge(problem, c.code, tests)).pass_count if tests else 0 for c in candidates]
         return [n + c.count / total for n, c in zip(passed, candidates, strict=True)]
 
 
@@ -139,17 +140,23 @@ class RankResult:
         return self.ranked[0][0] if self.ranked else None
 
 
-def prune_then_rank(problem: Problem, programs: list[str], verifiers: list[Verifier],
-                    scorer: Scorer | None = None) -> RankResult:
+async def prune_then_rank(problem: Problem, programs: list[str], verifiers: list[Verifier],
+                          scorer: Scorer | None = None) -> RankResult:
     """The whole path, timed: dedupe, each verifier in order on the survivors, then score and sort."""
     started = time.perf_counter()
     candidates = dedupe(programs)
     result = RankResult(samples=len(programs))
     for verifier in verifiers:
-        keep = verifier.survivors(problem, [c.code for c in candidates])
+        keep = await verifier.survivors(problem, [c.code for c in candidates])
         result.pruned[verifier.name] = sum(c.count for c, k in zip(candidates, keep, strict=True) if not k)
         candidates = [c for c, k in zip(candidates, keep, strict=True) if k]
-    scores = (scorer or DuplicateScorer()).scores(problem, candidates) if candidates else []
+    scores = await (scorer or DuplicateScorer()).scores(problem, candidates) if candidates else []
     result.ranked = sorted(zip(candidates, scores, strict=True), key=lambda pair: -pair[1])
     result.seconds = time.perf_counter() - started
     return result
+
+
+async def reranked(problem: Problem, ranked: list[Candidate], scorer: Scorer) -> list[Candidate]:
+    """`ranked` ordered by `scorer`, best first; among equal scores the order of `ranked` stands."""
+    scores = await scorer.scores(problem, ranked)
+    return [c for _, c in sorted(zip(scores, ranked, strict=True), key=lambda pair: -pair[0])]

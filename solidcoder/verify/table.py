@@ -7,13 +7,16 @@ survivor. `--preset default` (the project's): cumulative rows (none, then syntax
 tests), the behaviour-majority ranker, one sequential timing pass. `--preset paper` (`RANK_PRESETS`): rows none,
 each filter alone, and V_all (every filter); the first N tests of the whole suite; the paper's baseline ranker
 (tests passed, duplicates breaking ties); problems verified in parallel and PPS averaged over 5 passes.
+Pruning and ranking are `prune_then_rank`'s, the path `solve --prerank` and routing's tier 1 take too
+(`strategies/selection.py`); the table is computed in one event loop (`run_rank`), problems side by side with
+`parallel`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from solidcoder.errors import BadInput
 from solidcoder.execution.judge import Judge
 from solidcoder.problem import Problem, TestCase
 from solidcoder.requirements import check_installed
+from solidcoder.store import ResultRow
 from solidcoder.verify.metrics import Scored, best_of_k, programs_per_second
 from solidcoder.verify.rank import Scorer, dedupe, normalize, prune_then_rank
 from solidcoder.verify.weak import StrongVerifier, Verifier, filter_requirements
@@ -72,17 +76,27 @@ def read_candidates(path: Path) -> dict[str, list[str]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-            pid = row["problem_id"] if "problem_id" in row else row["id"]  # bench results name it `id`
-            samples.setdefault(str(pid), []).append(str(row["code"]))
+            pid, code = _sample(json.loads(line))
+            samples.setdefault(str(pid), []).append(str(code))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise BadInput(f"{path}:{number}: expected a JSON object with problem_id and code ({exc})") from None
     return samples
 
 
-def correctness(problem: Problem, programs: list[str], judge: Judge) -> dict[str, bool]:
+def _sample(row: dict) -> tuple[str, str]:
+    """(problem id, code) of a candidate row, or of a bench result row (store.py: `ResultRow`; the problem is its
+    `id`)."""
+    if "problem_id" in row:
+        return row["problem_id"], row["code"]
+    result = ResultRow.from_dict(row)
+    if not result.id or result.code is None:
+        raise KeyError("code" if result.id else "id")
+    return result.id, result.code
+
+
+async def correctness(problem: Problem, programs: list[str], judge: Judge) -> dict[str, bool]:
     distinct = [c.code for c in dedupe(programs)]
-    verdicts = StrongVerifier(judge).survivors(problem, distinct)
+    verdicts = await StrongVerifier(judge).survivors(problem, distinct)
     return dict(zip(distinct, verdicts, strict=True))
 
 
@@ -93,29 +107,30 @@ def filter_sets(filters: list[Verifier], rows: str = "cumulative") -> list[tuple
     return [(" + ".join(f.name for f in filters[:n]) or "none", filters[:n]) for n in range(len(filters) + 1)]
 
 
-def rank_table(problems: list[Problem], samples: dict[str, list[str]], judge: Judge, filter_chain: list[Verifier],
-               rankers: list[Scorer], k: int, settings: RankSettings | None = None) -> list[TableRow]:
+async def rank_table(problems: list[Problem], samples: dict[str, list[str]], judge: Judge,
+                     filter_chain: list[Verifier], rankers: list[Scorer], k: int,
+                     settings: RankSettings | None = None) -> list[TableRow]:
     """One row per filter set of `settings.rows` (the empty set first)."""
     settings = settings or RankSettings()
     known = [p for p in problems if samples.get(p.id)]
     if not known:
         raise BadInput("no candidate rows match the problems' ids")
-    truth = {p.id: correctness(p, samples[p.id], judge) for p in known}
+    truth = {p.id: await correctness(p, samples[p.id], judge) for p in known}
     rows = []
     for label, chain in filter_sets(filter_chain, settings.rows):
         row = TableRow(label)
         for ranker in rankers:
-            row.best_of_k[ranker.name], row.pps[ranker.name], row.survivors = _evaluate(
+            row.best_of_k[ranker.name], row.pps[ranker.name], row.survivors = await _evaluate(
                 known, samples, truth, chain, ranker, k, settings)
         rows.append(row)
     return rows
 
 
-def _evaluate(problems, samples, truth, chain, ranker, k, settings: RankSettings) -> tuple[float, float, float]:
+async def _evaluate(problems, samples, truth, chain, ranker, k, settings: RankSettings) -> tuple[float, float, float]:
     """Mean Best-of-k, PPS (averaged over `settings.repeats` timed passes) and the share of samples kept."""
     pps, total = [], sum(len(samples[p.id]) for p in problems)
     for _ in range(settings.repeats):
-        results, seconds = _timed_pass(problems, samples, chain, ranker, settings.parallel)
+        results, seconds = await _timed_pass(problems, samples, chain, ranker, settings.parallel)
         pps.append(programs_per_second(total, seconds))
     total_best, survived = 0.0, 0
     for problem, result in zip(problems, results, strict=True):
@@ -127,15 +142,19 @@ def _evaluate(problems, samples, truth, chain, ranker, k, settings: RankSettings
     return total_best / len(problems), sum(pps) / len(pps), survived / total
 
 
-def _timed_pass(problems, samples, chain, ranker, parallel: int) -> tuple[list, float]:
+async def _timed_pass(problems, samples, chain, ranker, parallel: int) -> tuple[list, float]:
     """Every problem pruned and ranked, `parallel` at once; the pass's seconds (sequential: the sum of each
     problem's own time, so setup outside prune-then-rank is not counted)."""
     if parallel <= 1:
-        results = [prune_then_rank(p, samples[p.id], chain, ranker) for p in problems]
+        results = [await prune_then_rank(p, samples[p.id], chain, ranker) for p in problems]
         return results, sum(r.seconds for r in results)
-    started = time.perf_counter()
-    with ThreadPoolExecutor(parallel) as threads:
-        results = list(threads.map(lambda p: prune_then_rank(p, samples[p.id], chain, ranker), problems))
+    started, slots = time.perf_counter(), asyncio.Semaphore(parallel)
+
+    async def ranked(problem: Problem):
+        async with slots:
+            return await prune_then_rank(problem, samples[problem.id], chain, ranker)
+
+    results = list(await asyncio.gather(*(ranked(p) for p in problems)))
     return results, time.perf_counter() - started
 
 
@@ -198,7 +217,7 @@ def run_rank(candidates: Path, problems: list[Problem], settings: RankSettings, 
             from solidcoder.verify.orm import OrmScorer
 
             rankers.append(OrmScorer(orm))
-        return format_table(rank_table(problems, samples, judge, chain, rankers, k, settings), k)
+        return format_table(asyncio.run(rank_table(problems, samples, judge, chain, rankers, k, settings)), k)
 
 
 def baseline_ranker(settings: RankSettings, judge: Judge) -> Scorer:

@@ -1,15 +1,16 @@
 """Weak verifiers: cheap checks that prune clearly wrong candidates before the expensive ranking.
 
 Each verifier takes a problem and a batch of distinct candidate programs and says, per program, whether it
-survives. Batches matter for throughput: the linter runs once over the whole batch, the tests verifier spreads
-its runs over the sandbox pool. The full test suite (`StrongVerifier`) is the ground truth the others are
-measured against.
+survives. Verifiers are async: the linter runs as one subprocess over the whole batch, the tests verifiers await
+the judge (`Judge.ajudge`), so nothing blocks the event loop and no sandbox work runs in a thread of its own. A
+sandbox failure raises `SandboxFailure` through them: it never prunes or keeps a program. The full test suite
+(`StrongVerifier`) is the ground truth the others are measured against.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ class Verifier(Protocol):
 
     name: str
 
-    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]: ...
+    async def survivors(self, problem: Problem, programs: list[str]) -> list[bool]: ...
 
 
 class SyntaxVerifier:
@@ -41,7 +42,7 @@ class SyntaxVerifier:
 
     name = "syntax"
 
-    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
+    async def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
         return [_parses(code) for code in programs]
 
 
@@ -61,17 +62,17 @@ class LintVerifier:
             raise BadInput(f"unknown linter {tool!r}: use ruff or pylint")
         self.tool, self.name = tool, f"lint:{tool}"
 
-    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
+    async def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
         if not programs:
             return []
         with tempfile.TemporaryDirectory(prefix="solidcoder-lint-") as tmp:
             paths = [Path(tmp) / f"c{i}.py" for i in range(len(programs))]
             for path, code in zip(paths, programs, strict=True):
                 path.write_text(code, encoding="utf-8")
-            flagged = self._flagged(paths)
+            flagged = await self._flagged(paths)
         return [path.name not in flagged for path in paths]
 
-    def _flagged(self, paths: list[Path]) -> set[str]:
+    async def _flagged(self, paths: list[Path]) -> set[str]:
         """File names with at least one error/fatal finding, from one linter process over the whole batch."""
         if self.tool == "ruff":
             command = [sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", RUFF_FATAL,
@@ -81,12 +82,26 @@ class LintVerifier:
             command = [sys.executable, "-m", "pylint", "--disable=all", "--enable=E,F", "--output-format=json",
                        "--persistent=n", *map(str, paths)]
             key, keep = "path", lambda finding: finding.get("type") in ("error", "fatal")
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        stdout, stderr = await _run(command, timeout_s=300)
         try:
-            findings = json.loads(done.stdout or "[]")
+            findings = json.loads(stdout or "[]")
         except json.JSONDecodeError:
-            raise RuntimeError(f"{self.tool} gave unreadable output: {done.stderr.strip()[:300]}") from None
+            raise RuntimeError(f"{self.tool} gave unreadable output: {stderr.strip()[:300]}") from None
         return {Path(f[key]).name for f in findings if keep(f)}
+
+
+async def _run(command: list[str], timeout_s: float) -> tuple[str, str]:
+    """A linter's stdout and stderr, the process awaited (killed past `timeout_s`, as `subprocess.run` would)."""
+    process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE,
+                                                   stderr=asyncio.subprocess.PIPE)
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout_s)
+    except BaseException:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        raise
+    return stdout.decode(errors="replace"), stderr.decode(errors="replace")
 
 
 @dataclass
@@ -105,16 +120,16 @@ class TestsVerifier:
     def name(self) -> str:
         return f"{'suite' if self.suite else 'tests'}:{self.first_n}"
 
-    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
+    async def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
         tests = first_tests(problem, self.first_n, self.suite)
         if not tests:
             return [True] * len(programs)
         quick = _with_time_limit(problem, self.time_limit_s)
-        return [self._survives(quick, code, tests) for code in programs]
+        return [await self._survives(quick, code, tests) for code in programs]
 
-    def _survives(self, problem: Problem, code: str, tests) -> bool:
-        report = self.judge.judge(problem, code, tests)
-        return all(v.status in ("pass", "timeout", "sandbox_error") for v in report.verdicts)
+    async def _survives(self, problem: Problem, code: str, tests) -> bool:
+        report = await self.judge.ajudge(problem, code, tests)
+        return all(v.status in ("pass", "timeout") for v in report.verdicts)
 
 
 @dataclass
@@ -124,8 +139,8 @@ class StrongVerifier:
     judge: Judge
     name: str = "strong"
 
-    def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
-        return [self.judge.judge(problem, code, problem.hidden_tests or problem.public_tests).passed
+    async def survivors(self, problem: Problem, programs: list[str]) -> list[bool]:
+        return [(await self.judge.ajudge(problem, code, problem.hidden_tests or problem.public_tests)).passed
                 for code in programs]
 
 

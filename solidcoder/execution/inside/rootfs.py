@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from solidcoder.execution.linux import (
+from solidcoder.execution.inside.linux import (
     CLONE_NEWNS,
     MS_NODEV,
     MS_NOEXEC,
@@ -58,7 +58,7 @@ CACHE_VARIABLES = ("HF_HOME", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_
                    "SOLIDCODER_HF_MIRROR", "EVALPLUS_CACHE")
 CACHE_NAMES = ("huggingface", "evalplus")
 HIDE_VARIABLE = "SOLIDCODER_SANDBOX_HIDE"  # more paths to hide, separated by os.pathsep
-_PROJECT = Path(__file__).resolve().parents[2]
+_PROJECT = Path(__file__).resolve().parents[3]  # a checkout holding solidcoder/execution/inside/rootfs.py
 
 
 def hidden_paths(extra: list[str] | tuple[str, ...] = ()) -> list[str]:

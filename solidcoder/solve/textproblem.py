@@ -5,7 +5,7 @@ The kind, unless forced with `kind="stdio"` or a `function` name:
     call examples: doctests, asserts, arrows or LeetCode "Input: ... Output: ..." examples;
   * else stdio, when the text has Input/Output example sections (Codeforces, AtCoder, markdown fences);
   * else call with no tests when there is a stub; else the text is refused as bad input.
-The formats each kind reads are listed in `solidcoder/textexamples.py`. The whole text is the statement, the stub
+The formats each kind reads are listed in `textexamples.py`. The whole text is the statement, the stub
 (its `def` line, under its `class` line for a method) the starter code, and the examples the public tests.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from solidcoder.errors import BadInput
 from solidcoder.parsing import parse_python
 from solidcoder.problem import Problem, TestCase
-from solidcoder.textexamples import CallExamples, leetcode_pairs, read_call_examples, stdio_examples
+from solidcoder.solve.textexamples import CallExamples, leetcode_pairs, read_call_examples, stdio_examples
 from solidcoder.wording import plural
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(")

@@ -22,8 +22,8 @@ import resource
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from solidcoder.execution import rootfs
-from solidcoder.execution.linux import (
+from solidcoder.execution.inside import rootfs
+from solidcoder.execution.inside.linux import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
     CLONE_NEWNS,

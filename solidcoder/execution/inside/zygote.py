@@ -1,6 +1,6 @@
 """The fork-server ("zygote") process behind each sandbox worker. It never holds a request's payload.
 
-Started by `SandboxPool` as `python -m solidcoder.execution.zygote CONFIG_JSON` with a Unix socket on stdin, it
+Started by `SandboxPool` as `python -m solidcoder.execution.inside.zygote CONFIG_JSON` with a Unix socket on stdin, it
 pre-imports the modules solutions use, isolates itself once (network and IPC namespaces, a read-only root that
 holds only system libraries and the Python installation), then serves requests. A request is a small header
 (mode and limits) plus file descriptors made by the pool: memfds holding the program, the judge's job and stdin,
@@ -37,9 +37,9 @@ import sys
 import tempfile
 import time
 
-from solidcoder.execution import harness, integrity, isolation, rootfs
-from solidcoder.execution.cgroup import MemoryCgroup
-from solidcoder.execution.children import JudgeServer, kill, spawn
+from solidcoder.execution.inside import harness, integrity, isolation, rootfs
+from solidcoder.execution.inside.cgroup import MemoryCgroup
+from solidcoder.execution.inside.children import JudgeServer, kill, spawn
 
 PRELOAD = (
     "array", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal", "enum", "fractions",

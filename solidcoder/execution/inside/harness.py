@@ -23,7 +23,7 @@ import traceback
 import types
 from typing import Any
 
-from solidcoder.execution import wire
+from solidcoder.execution.inside import wire
 
 MAX_REPR = 300
 MEMORY_ERROR_EXIT = 125  # a stdio program that ran out of memory (a failure either way, so no one gains by faking it)

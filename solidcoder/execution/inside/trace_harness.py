@@ -17,7 +17,7 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-from solidcoder.execution.basic_blocks import (
+from solidcoder.execution.inside.basic_blocks import (
     MAX_TRACE,
     ProbeRecorder,
     TraceRecorder,
@@ -26,7 +26,7 @@ from solidcoder.execution.basic_blocks import (
     called_name,
     instrument,
 )
-from solidcoder.execution.harness import (
+from solidcoder.execution.inside.harness import (
     MAX_REPR,
     REPORT_FD,
     compile_standalone,

@@ -40,9 +40,10 @@ import warnings
 
 # Every module the judge's code imports (tests/test_judge_process.py checks this against the imports of referee.py
 # and of every solidcoder module it reaches), and a few a test script changes in passing.
-OWN_MODULES = ("solidcoder.execution.referee", "solidcoder.execution.wire", "solidcoder.execution.compare",
-               "solidcoder.execution.harness", "solidcoder.execution.proxies", "solidcoder.execution.integrity",
-               "solidcoder.matching", "solidcoder.execution.raised", "solidcoder.execution.stdlib_values")
+OWN_MODULES = ("solidcoder.execution.inside.referee", "solidcoder.execution.inside.wire",
+               "solidcoder.execution.inside.compare", "solidcoder.execution.inside.harness",
+               "solidcoder.execution.inside.proxies", "solidcoder.execution.inside.integrity", "solidcoder.matching",
+               "solidcoder.execution.inside.raised", "solidcoder.execution.inside.stdlib_values")
 STDLIB_MODULES = ("builtins", "sys", "os", "posix", "json", "json.decoder", "json.encoder", "json.scanner", "math",
                   "cmath", "re", "select", "signal", "struct", "time", "decimal", "fractions", "warnings",
                   "collections", "collections.abc", "functools", "itertools", "operator", "random", "_thread",

@@ -14,10 +14,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from solidcoder.execution import candidate, isolation, referee, rootfs
+from solidcoder.execution.inside import candidate, isolation, referee, rootfs
 
 if TYPE_CHECKING:
-    from solidcoder.execution.zygote import Zygote
+    from solidcoder.execution.inside.zygote import Zygote
 
 SETUP_FAILED_EXIT = 121
 # The judge process outlives runs, so no run's CPU limit applies to it; the wall-clock deadline bounds each run.

@@ -36,10 +36,10 @@ import sysconfig
 import time
 from typing import Any
 
-from solidcoder.execution.compare import strict_equal
-from solidcoder.execution.harness import MAX_REPR, at, compile_standalone, exception_text, program_frames
-from solidcoder.execution.integrity import Integrity
-from solidcoder.execution.proxies import (
+from solidcoder.execution.inside.compare import strict_equal
+from solidcoder.execution.inside.harness import MAX_REPR, at, compile_standalone, exception_text, program_frames
+from solidcoder.execution.inside.integrity import Integrity
+from solidcoder.execution.inside.proxies import (
     PIDFD,
     REPLIES,
     REQUESTS,

@@ -51,7 +51,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from solidcoder.execution import stdlib_values
+from solidcoder.execution.inside import stdlib_values
 
 MAX_DEPTH = 100
 MAX_MESSAGE = 64 << 20

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from solidcoder.execution import harness, trace_harness
+from solidcoder.execution.inside import harness, trace_harness
 
 
 def run_candidate(job: dict) -> None:

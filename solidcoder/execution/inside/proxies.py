@@ -17,8 +17,8 @@ import threading
 import time
 from typing import Any
 
-from solidcoder.execution import wire
-from solidcoder.execution.raised import ProgramError, program_raised
+from solidcoder.execution.inside import wire
+from solidcoder.execution.inside.raised import ProgramError, program_raised
 
 REQUESTS, REPLIES, PIDFD = 4, 5, 6  # the candidate's request and reply pipes, and a pidfd that can kill it
 
