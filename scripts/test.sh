@@ -13,5 +13,13 @@ if ! command -v chromium >/dev/null 2>&1; then
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 fi
+# The toolchains of the languages beyond Python (solidcoder/languages.py): g++ and node, from Debian when missing;
+# when they cannot be installed, their tests skip and say why.
+for tool in g++:g++ node:nodejs; do
+  if ! command -v "${tool%%:*}" >/dev/null 2>&1; then
+    as_root=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")
+    $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${tool##*:}" || echo "could not install ${tool##*:}"
+  fi
+done
 bash scripts/install.sh dev,local,tiny,api,train,dist
 python3 -m pytest -q "$@"

@@ -1,29 +1,74 @@
 """The languages a program may be written in: one `Language` entry each, read through a problem's `language` field.
 
-Python only for now: every program solidcoder writes, runs and judges is Python. An entry holds what is decided by
-the language alone: how prompts name it, the code-fence tags reply extraction accepts, the source file's suffix.
-The next language is a new entry here (with what running it takes), not a new `if`.
+An entry holds everything decided by the language alone: how prompts name it, the code-fence tags reply extraction
+accepts, the source file's name, how the sandbox builds and runs it, and its time-limit rule. Adding a language is
+one entry here, its templates where they differ, and tests (`docs/architecture.md`'s recipe).
+
+Python runs inside the sandbox's own harness (a zygote clone, no `run` command). A compiled language is built once
+per source in the sandbox (`compile` writes `binary` in the run's directory; `execution/build.py` caches it by
+source hash within a run) and then run as `run`; an interpreted one (JavaScript) has only `run`.
+
+The time-limit rule: every language gets the dataset's own limit (`Problem.time_limit_s`) times `time_factor`, which
+is 1 for all of them: Python gets no extra time (the datasets here give one limit for every language, and the
+published Python baselines run under it), so C++ and JavaScript get exactly the dataset's limit too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+CPP_FLAGS = ("-std=c++17", "-O2", "-pipe")  # the one place C++'s compiler flags live
+
+
+@dataclass(frozen=True)
+class Build:
+    """How the sandbox compiles a source: `command` run in the run's directory, writing `output` there; its own
+    limits (`wall_s`, `memory_mb`, `max_processes` for the driver's children, `max_output_kb` of diagnostics,
+    `max_file_mb` for the binary and temporary files)."""
+
+    command: tuple[str, ...]
+    output: str
+    wall_s: float = 30.0
+    memory_mb: int = 2048
+    max_processes: int = 16
+    max_output_kb: int = 256
+    max_file_mb: int = 64
+
 
 @dataclass(frozen=True)
 class Language:
-    """`name` as `Problem.language` holds it; `prompt_name` as templates say it (`{{ language }}`); `fence_tags`
-    the tags of a reply's code block taken as this language ("" is an untagged block); `suffix` its source file's
-    (not read yet: the sandbox's harness names every program `solution.py`)."""
+    """`name` as `Problem.language` and `--language` hold it; `prompt_name` as templates say it (`{{ language }}`);
+    `fence_tags` the tags of a reply's code block taken as this language ("" is an untagged block); `source` the
+    program's file name in the run's directory; `build` its compile step (None: run from source); `run` the command
+    that runs it (empty: the sandbox's own Python harness); `toolchain` the executable it needs on the machine;
+    `suffixes` the file suffixes `check PROGRAM` reads as this language; `time_factor` the time-limit rule."""
 
     name: str
     prompt_name: str
     fence_tags: tuple[str, ...]
-    suffix: str
+    source: str
+    run: tuple[str, ...] = ()
+    build: Build | None = None
+    toolchain: str = ""
+    suffixes: tuple[str, ...] = ()
+    time_factor: float = 1.0
+
+    @property
+    def native(self) -> bool:
+        """Run by a command of its own (compiled or interpreted), not by the sandbox's Python harness."""
+        return bool(self.run)
+
+    def time_limit_s(self, dataset_limit_s: float) -> float:
+        return dataset_limit_s * self.time_factor
 
 
-PYTHON = Language("python", "Python 3", ("", "python", "py", "python3"), ".py")
-LANGUAGES = {PYTHON.name: PYTHON}
+PYTHON = Language("python", "Python 3", ("", "python", "py", "python3"), "solution.py", suffixes=(".py",))
+CPP = Language("cpp", "C++17", ("cpp", "c++", "cc", "cxx"), "solution.cpp", run=("./solution",),
+               build=Build(("g++", *CPP_FLAGS, "-o", "solution", "solution.cpp"), "solution"),
+               toolchain="g++", suffixes=(".cpp", ".cc", ".cxx", ".c++"))
+JAVASCRIPT = Language("javascript", "JavaScript (Node.js)", ("javascript", "js", "node", "nodejs"), "solution.js",
+                      run=("node", "solution.js"), toolchain="node", suffixes=(".js", ".mjs"))
+LANGUAGES = {entry.name: entry for entry in (PYTHON, CPP, JAVASCRIPT)}
 DEFAULT = PYTHON.name  # a problem file without `language`
 
 
@@ -32,3 +77,9 @@ def language(name: str) -> Language:
     if name not in LANGUAGES:
         raise ValueError(f"field 'language' must be one of {tuple(LANGUAGES)}, got {name!r}")
     return LANGUAGES[name]
+
+
+def by_suffix(path: str) -> Language:
+    """The language of a program file by its suffix; Python when none matches (`check`'s default)."""
+    lowered = path.lower()
+    return next((entry for entry in LANGUAGES.values() if lowered.endswith(entry.suffixes)), PYTHON)

@@ -151,7 +151,7 @@ class Problem:
     # Code the dataset's own harness runs before the program (HumanEval's and MBPP's prompt header: its imports and
     # helper definitions). The program is judged after it, so a definition the program repeats replaces its own.
     header: str = ""
-    # The language the program is written in (`languages.py`): where that decision lives. Python only for now.
+    # The language the program is written in (`languages.py`): where that decision lives. Call problems are Python.
     language: str = languages.DEFAULT
 
     def __post_init__(self) -> None:
@@ -162,7 +162,9 @@ class Problem:
         for name in ("statement", "starter_code", "source", "header", "language"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"field {name!r} must be a string")
-        languages.language(self.language)
+        if languages.language(self.language).native and self.kind == "call":
+            raise ValueError(f"field 'language': {self.language!r} programs are judged on standard input and output "
+                             "only (call tests are Python: no dataset here brings tests in that language)")
         self._validate_entry_point()
         self._validate_limits()
         self._validate_comparison()

@@ -350,3 +350,9 @@ def test_execution_reads_the_matching_rules_from_the_schema():
     assert {"solidcoder.matching.MODES", "solidcoder.matching.DEFAULT_TOLERANCE"} <= imported_modules(
         "solidcoder.execution.inside.compare")
     assert not in_schema("solidcoder.execution.inside.compare") and in_schema("solidcoder.problem.TestCase")
+
+
+def test_a_call_problem_in_another_language_is_refused_and_a_stdio_one_is_taken():
+    with pytest.raises(ValueError, match="standard input and output only"):
+        Problem(id="p", kind="call", statement="s", entry_point="f", language="cpp")
+    assert Problem(id="p", kind="stdio", statement="s", language="cpp").language == "cpp"

@@ -28,15 +28,18 @@ import ast
 import asyncio
 import builtins
 import re
+import signal
 import sys
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from solidcoder.errors import SandboxFailure
+from solidcoder.execution.build import COMPILE_ERROR, prepare
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.inside.compare import first_difference, matches_any
 from solidcoder.execution.inside.harness import source_line
 from solidcoder.execution.sandbox import ExecResult, Limits
+from solidcoder.languages import PYTHON, Language, language
 from solidcoder.parsing import parse_python
 from solidcoder.problem import Problem, TestCase
 
@@ -52,7 +55,8 @@ _RUN_STATUS_TO_VERDICT = {"ok": "error", "runtime_error": "error", "killed": "er
 
 @dataclass
 class TestVerdict:
-    """The outcome of one test. `status`: pass, fail, error, timeout, memory_limit, output_limit, sandbox_error."""
+    """The outcome of one test. `status`: pass, fail, error, timeout, memory_limit, output_limit, compile_error (the
+    program did not build: `detail` holds the compiler's first lines), sandbox_error."""
 
     __test__ = False  # keeps pytest from collecting this class
 
@@ -125,7 +129,9 @@ class Judge:
         tests = problem.public_tests if tests is None else tests
         limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
         if problem.kind == "stdio":
-            return self._stdio_plan(code, tests, limits, stop, problem.output_match, problem.tolerance)
+            program = language(problem.language)
+            limits = Limits(wall_s=program.time_limit_s(problem.time_limit_s), memory_mb=problem.memory_limit_mb)
+            return self._stdio_plan(code, tests, limits, stop, (problem.output_match, problem.tolerance), program)
         return self._calls_plan(code, problem.entry_point or "", tests, limits, stop, problem.header)
 
     def _calls_plan(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,
@@ -153,10 +159,18 @@ class Judge:
                 "program_names": program_names(code)}
 
     def _stdio_plan(self, code: str, tests: list[TestCase], limits: Limits, stop_at_first_failure: bool,
-                    output_match: str, tolerance: float | None) -> Plan:
-        """One process per test, all at once; with `stop_at_first_failure`, one at a time until a failure."""
+                    comparison: tuple[str, float | None], program_language: Language = PYTHON) -> Plan:
+        """One process per test, all at once; with `stop_at_first_failure`, one at a time until a failure. A
+        compiled program is built first (once per source, `build.prepare`); one that does not build gets a
+        `compile_error` verdict on every test."""
         report = JudgeReport(total=len(tests))
-        job = {"mode": "stdio", "code": code}
+        program = yield from prepare(self.pool, program_language, code)
+        if not program.built:
+            report.verdicts = [TestVerdict(i, COMPILE_ERROR, program.error, stdin=t.stdin, expected=t.outputs[0],
+                                           actual="") for i, t in enumerate(tests)]
+            return report
+        job = program.job
+        output_match, tolerance = comparison
         how = (output_match, self.tolerance if tolerance is None else tolerance)
         if stop_at_first_failure:
             for index, test in enumerate(tests):
@@ -200,13 +214,23 @@ def _run_problem(result: ExecResult, code: str = "") -> str:
         return "the program exited before the tests finished"
     tail = result.stderr.strip().splitlines()[-1:] if result.stderr.strip() else []
     what = {"timeout": "time limit exceeded", "memory_limit": "memory limit exceeded",
-            "output_limit": "output limit exceeded", "killed": f"killed by signal {result.signal}"}
+            "output_limit": "output limit exceeded", "killed": f"killed by {signal_name(result.signal or 0)}"}
     return what.get(result.status, _runtime_error(result)) + (f": {tail[0]}" if tail else "") + _crash_line(
         result.stderr, code)
 
 
 def _runtime_error(result: ExecResult) -> str:
-    return f"runtime error (signal {result.signal})" if result.signal else f"runtime error (exit {result.exit_code})"
+    if result.signal:
+        return f"runtime error ({signal_name(result.signal)})"
+    return f"runtime error (exit {result.exit_code})"
+
+
+def signal_name(number: int) -> str:
+    """SIGSEGV for 11: how a crash names its signal."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _crash_line(stderr: str, code: str) -> str:

@@ -102,6 +102,7 @@ from solidcoder.execution.worker import Worker
 
 log = logging.getLogger("solidcoder.sandbox")
 
+NATIVE_MODES = ("build", "exec")  # a program in another language: compiled, or run by its own command (`native.py`)
 STATUSES = ("ok", "runtime_error", "timeout", "memory_limit", "output_limit", "killed", "sandbox_error")
 STDERR_KEPT = 16 << 10
 
@@ -143,6 +144,7 @@ class ExecResult:
     cpu_s: float = 0.0
     records: list[dict] = field(default_factory=list)
     detail: str = ""
+    artifact: bytes = b""  # a successful `build`'s binary
 
     @property
     def ok(self) -> bool:
@@ -231,7 +233,7 @@ class SandboxPool:
         try:
             if not worker.alive():
                 worker.start()
-            return worker.call(request.header, request.fds, limits.wall_s + 10.0)
+            return worker.call(request.send_header(), request.fds, limits.wall_s + 10.0)
         except (OSError, SandboxFailure) as exc:
             return {"setup_error": f"worker unavailable: {exc}"}
 
@@ -277,10 +279,10 @@ class _Request:
     def __init__(self, job: dict, stdin: str | bytes, limits: Limits) -> None:
         self.mode, self.limits = job["mode"], limits
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        candidate = {"mode": "serve" if self.mode == "tests" else self.mode, "code": job["code"],
-                     "call": job.get("call"), "header": job.get("header", "")}
-        self.files = {"program": _memfd(json.dumps(candidate).encode()), "stdin": _memfd(data),
+        self.files = {"program": _memfd(json.dumps(_candidate_job(job)).encode()), "stdin": _memfd(data),
                       "stdout": _memfd(b""), "stderr": _memfd(b""), "report": _memfd(b"")}
+        if self.mode in NATIVE_MODES:  # the binary a build writes, or the one a run of it reads
+            self.files["artifact"] = _memfd(job.get("binary") or b"")
         self.header = {"mode": self.mode, "limits": limits.as_request()}
         if self.mode == "tests":
             judged = json.dumps({k: v for k, v in job.items() if k != "code"}).encode()
@@ -293,6 +295,10 @@ class _Request:
     @property
     def fds(self) -> list[int]:
         return list(self.files.values())
+
+    def send_header(self) -> dict:
+        """The header as sent: it names the descriptors in the order they travel."""
+        return {**self.header, "fds": list(self.files)}
 
     def __enter__(self) -> _Request:
         return self
@@ -308,15 +314,17 @@ class _Request:
     def result(self, reply: dict) -> ExecResult:
         if reply.get("setup_error"):
             return ExecResult("sandbox_error", detail=str(reply["setup_error"])[-2000:], wall_s=reply.get("wall_s", 0))
-        candidate = reply["candidate"]
+        records = _records(_read(self.files["report"], 64 << 20)[0])
+        candidate = _program_exit(reply["candidate"], records) if self.mode == "exec" else reply["candidate"]
         stdout, stdout_size = _read(self.files["stdout"], self.limits.max_output_bytes)
         stderr, stderr_size = _read(self.files["stderr"], STDERR_KEPT)
+        built = self.mode == "build" and candidate["exit_code"] == 0
         return ExecResult(
             status=self._status(reply, candidate, stdout_size), exit_code=candidate["exit_code"],
             signal=candidate["signal"], stdout=stdout.decode("utf-8", errors="replace"),
             stderr=stderr.decode("utf-8", errors="replace"), stdout_truncated=stdout_size > len(stdout),
             stderr_truncated=stderr_size > len(stderr), wall_s=reply["wall_s"], cpu_s=candidate["cpu_s"],
-            records=_records(_read(self.files["report"], 64 << 20)[0]))
+            records=records, artifact=_read(self.files["artifact"], 1 << 30)[0] if built else b"")
 
     def _status(self, reply: dict, candidate: dict, stdout_size: int) -> str:
         sig, code = candidate["signal"], candidate["exit_code"]
@@ -326,13 +334,32 @@ class _Request:
             return "timeout"
         if reply["flooded"] or (sig == signal.SIGXFSZ and stdout_size >= self.limits.max_output_bytes):
             return "output_limit"
-        if reply.get("oom") or code == harness.MEMORY_ERROR_EXIT:
+        if reply.get("oom") or (code == harness.MEMORY_ERROR_EXIT and self.mode not in NATIVE_MODES):
             return "memory_limit"
         if self.mode == "tests":  # the judge decided; the candidate was killed once it was done
             return "runtime_error" if sig in _CRASH_SIGNALS else "ok"
         if sig is not None:
             return "runtime_error" if sig in _CRASH_SIGNALS else "killed"
         return "ok" if code == 0 else "runtime_error"
+
+
+def _candidate_job(job: dict) -> dict:
+    """What the candidate's process reads: its mode and program (never the judge's part of a `tests` job)."""
+    if job["mode"] in NATIVE_MODES:
+        return {key: job.get(key) for key in ("mode", "code", "source", "command", "output")}
+    return {"mode": "serve" if job["mode"] == "tests" else job["mode"], "code": job["code"], "call": job.get("call"),
+            "header": job.get("header", "")}
+
+
+def _program_exit(candidate: dict, records: list[dict]) -> dict:
+    """An `exec` run's exit as the program's own: the status its init wrote (`native.run_exec`), else the init's
+    (it died before the program ended)."""
+    exit_record = next((r for r in records if r.get("event") == "exit"), None)
+    if exit_record is None:
+        return candidate
+    code, sig = exit_record.get("exit_code"), exit_record.get("signal")
+    valid = (type(code) is int and sig is None) or (code is None and type(sig) is int)
+    return {**candidate, "exit_code": code, "signal": sig} if valid else candidate
 
 
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGXFSZ}

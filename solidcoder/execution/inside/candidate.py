@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from solidcoder.execution.inside import harness, trace_harness
+from solidcoder.execution.inside import harness, native, trace_harness
 
 
 def run_candidate(job: dict) -> None:
-    """Run the job's program as its mode says (stdio, serve, trace, blocks); never returns."""
-    harness.fresh_stdio()
+    """Run the job's program as its mode says (stdio, serve, trace, blocks; build and exec for other languages);
+    never returns."""
     mode = job["mode"]
+    if mode in ("build", "exec"):
+        harness.flush_and_exit(native.run(job))
+    harness.fresh_stdio()
     if mode == "stdio":
         harness.run_stdio(job["code"])
     elif mode == "serve":

@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from solidcoder.execution.inside import harness, integrity, isolation, rootfs
+from solidcoder.execution.inside import harness, integrity, isolation, native, rootfs
 from solidcoder.execution.inside.cgroup import MemoryCgroup
 from solidcoder.execution.inside.children import JudgeServer, kill, spawn
 
@@ -48,7 +48,7 @@ PRELOAD = (
     "threading", "time", "traceback", "ast", "pprint", "abc",
 )
 SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
-FD_NAMES = ("program", "stdin", "stdout", "stderr", "report", "judge")
+FD_NAMES = ("program", "stdin", "stdout", "stderr", "report", "judge", "artifact")
 MAX_HEADER = 1 << 16
 _WATCH_S = 0.05  # how often a long run's output sizes are checked
 
@@ -126,7 +126,9 @@ class Zygote:
                 return
             if not header:
                 return
-            reply = self.execute(json.loads(header), dict(zip(FD_NAMES, fds, strict=False)))
+            request = json.loads(header)
+            names = [name for name in request.get("fds", FD_NAMES) if name in FD_NAMES]  # the pool's order
+            reply = self.execute(request, dict(zip(names, fds, strict=False)))
             control.sendall(json.dumps(reply).encode())
             self.judge.prepare()  # while the pool reads the reply
 
@@ -190,6 +192,8 @@ class Execution:
             fds.update({harness.CANDIDATE_IN: channel[0][0], harness.CANDIDATE_OUT: channel[1][1]})
         else:
             fds[harness.REPORT_FD] = self.fds["report"]
+        if "artifact" in self.fds:  # a build's binary, written by the build or read by the run (`native.py`)
+            fds[native.ARTIFACT_FD] = self.fds["artifact"]
         return fds
 
     def _judge_fds(self, channel, pidfd: int) -> list[int]:

@@ -1,0 +1,130 @@
+"""Programs that are not Python, inside the candidate's sandboxed process: build one, or run one. It decides nothing.
+
+The process this runs in is the run's init (PID 1 of its namespace), confined like every candidate (uid, rlimits,
+cgroup, seccomp, the read-only root). `build` writes the source into the run's directory and runs the compiler as
+a child; on success it copies the binary to the artifact descriptor (6), where the pool reads it back. `exec` puts
+the program (the binary from descriptor 6, copied in the kernel, or the source) in the run's directory and runs
+the language's command as a child. Either way the child inherits the confinement (rlimits, seccomp and no_new_privs
+survive exec) and holds only descriptors 0, 1 and 2.
+
+The program is a child, not init, so its crash is its own signal (an init ignores the signals it sends itself,
+so `abort()` would not end it with SIGABRT). This process waits for it and writes its exit status to the report
+descriptor (3), which the child never holds; before the child starts, this process makes itself undumpable, so the
+program cannot open its memory or descriptors through /proc, and takes the default action for every signal, which
+for an init means that no process of the run can signal it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+
+ARTIFACT_FD, REPORT_FD = 6, 3
+_PR_SET_DUMPABLE = 4
+_EXEC_FAILED = 127
+
+
+def run(job: dict) -> int:
+    """The job's `build` or `exec`; an error of this process's own (the run's directory full) is exit code 1 with
+    its message on stderr, as a shell reports it."""
+    try:
+        return run_build(job) if job["mode"] == "build" else run_exec(job)
+    except OSError as exc:
+        os.write(2, f"{job['source']}: {exc.strerror or exc}\n".encode(errors="replace"))
+        return 1
+
+
+def run_build(job: dict) -> int:
+    """Compile `job["code"]` with `job["command"]`; the binary goes to the artifact descriptor. Returns the exit
+    code: 0 when built, else 1 with the compiler's diagnostics (and how it ended) on stderr."""
+    _write(job["source"], job["code"].encode(), 0o600)
+    status = _spawn(job["command"], stdout=2)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and os.path.isfile(job["output"]):
+        _copy_to(job["output"], ARTIFACT_FD)
+        return 0
+    if os.WIFSIGNALED(status):
+        os.write(2, f"\nthe compiler was killed by {_signal_name(os.WTERMSIG(status))}\n".encode())
+    return 1
+
+
+def run_exec(job: dict) -> int:
+    """Run the program with `job["command"]` and report how it ended; returns this process's exit code (0)."""
+    if job.get("code") is None:
+        fd = os.open(job["source"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o700)
+        try:
+            _copy(ARTIFACT_FD, fd)
+        finally:
+            os.close(fd)
+    else:
+        _write(job["source"], job["code"].encode(), 0o600)
+    status = _spawn(job["command"], stdout=1)
+    record = {"event": "exit", "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+              "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
+    os.write(REPORT_FD, json.dumps(record).encode() + b"\n")
+    return 0
+
+
+def _spawn(command: list[str], stdout: int) -> int:
+    """Run `command` as a child holding only 0, 1 (`stdout`) and 2; its wait status."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    for number in range(1, signal.NSIG):
+        try:
+            signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP and the real-time signals Python does not name
+            continue
+    pid = os.fork()
+    if pid == 0:
+        _exec_child(command, stdout)
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:
+            continue
+
+
+def _exec_child(command: list[str], stdout: int) -> None:
+    try:
+        if stdout != 1:
+            os.dup2(stdout, 1)
+        os.closerange(3, 1 << 16)
+        os.execvp(command[0], command)
+    except BaseException as exc:  # noqa: BLE001 - the child must never return into the harness
+        os.write(2, f"cannot start {command[0]}: {exc}\n".encode(errors="replace"))
+    os._exit(_EXEC_FAILED)
+
+
+def _write(path: str, data: bytes, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _copy_to(path: str, target: int) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        _copy(fd, target)
+    finally:
+        os.close(fd)
+
+
+def _copy(source: int, target: int) -> None:
+    """All of `source` (from its start) to `target`, in the kernel."""
+    size, sent = os.fstat(source).st_size, 0
+    while sent < size:
+        done = os.sendfile(target, source, sent, size - sent)
+        if done == 0:
+            raise OSError("short copy")
+        sent += done
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

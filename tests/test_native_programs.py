@@ -1,0 +1,69 @@
+"""C++ and JavaScript programs built and run in the real sandbox, judged on stdin/stdout (issue 41's first part)."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+import pytest
+
+from solidcoder.execution.build import prepare
+from solidcoder.execution.judge import Judge
+from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
+from solidcoder.languages import CPP, by_suffix
+from solidcoder.problem import Problem, TestCase
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed (.ci/run installs it)")
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (.ci/run installs it)")
+
+ADD = Problem(id="add", kind="stdio", statement="print a+b", language="cpp", public_tests=[
+    TestCase(kind="stdio", stdin="1 2\n", expected_stdout="3"), TestCase(kind="stdio", stdin="5 5\n",
+                                                                         expected_stdout="10")])
+RIGHT = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<'\\n';}\n"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with SandboxPool(SandboxConfig(workers=2)) as sandbox:
+        yield sandbox
+
+
+@needs_gxx
+@pytest.mark.parametrize(("code", "statuses", "detail"), [
+    (RIGHT, {"pass"}, ""),
+    ("#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a*b;}\n", {"fail"}, "expected '3'"),
+    ("int main(){ return missing; }\n", {"compile_error"}, "'missing' was not declared"),
+    ("#include <cstdlib>\nint main(){abort();}\n", {"error"}, "SIGABRT"),
+    ("int main(){volatile int *p=nullptr; return *p;}\n", {"error"}, "SIGSEGV"),
+    ("int main(){volatile int z=0; return 7/z;}\n", {"error"}, "SIGFPE"),
+    ("int main(){for(;;);}\n", {"timeout"}, "time limit"),
+])
+def test_cpp_verdicts_name_what_happened(pool, code, statuses, detail):
+    report = Judge(pool).judge(dataclasses.replace(ADD, time_limit_s=1.0), code)
+    assert {v.status for v in report.verdicts} == statuses and len(report.verdicts) == 2
+    assert detail.replace("'", "") in report.verdicts[0].detail.replace("‘", "").replace("’", "").replace("'", "")
+
+
+@needs_gxx
+def test_a_program_compiles_once_per_source_and_executor(pool):
+    first = prepare(pool, CPP, RIGHT + "// once\n")
+    jobs = next(first)
+    assert jobs[0][0]["mode"] == "build"
+    with pytest.raises(StopIteration) as done:
+        first.send([pool.run(*jobs[0])])
+    assert done.value.value.built
+    with pytest.raises(StopIteration) as again:  # the kept binary: no job is asked for
+        next(prepare(pool, CPP, RIGHT + "// once\n"))
+    assert again.value.value.job == done.value.value.job
+
+
+@needs_node
+def test_javascript_runs_from_source(pool):
+    code = "const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);console.log(a+b)\n"
+    report = Judge(pool).judge(dataclasses.replace(ADD, language="javascript"), code)
+    assert report.passed, report.verdicts
+
+
+def test_a_program_file_is_read_in_the_language_of_its_suffix():
+    assert [by_suffix(p).name for p in ("a.cpp", "B.CC", "x.js", "y.py", "z")] == \
+        ["cpp", "cpp", "javascript", "python", "python"]
