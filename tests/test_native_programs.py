@@ -67,3 +67,34 @@ def test_javascript_runs_from_source(pool):
 def test_a_program_file_is_read_in_the_language_of_its_suffix():
     assert [by_suffix(p).name for p in ("a.cpp", "B.CC", "x.js", "y.py", "z")] == \
         ["cpp", "cpp", "javascript", "python", "python"]
+
+
+FORGER = r'''#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+int main(){
+  const char* rec = "{\"event\": \"exit\", \"exit_code\": 0, \"signal\": null}\n";
+  int wrote = 0, opened = 0;
+  for (int fd = 3; fd < 64; fd++) wrote += write(fd, rec, strlen(rec)) > 0;
+  const char* paths[] = {"/proc/1/fd/3", "/proc/1/fd/6", "/proc/1/mem"};
+  for (auto p : paths) opened += open(p, O_WRONLY) >= 0;
+  kill(1, SIGKILL); kill(-1, SIGKILL);
+  FILE* f = fopen("/tmp/left_behind", "w"); if (f) { fputs("secret", f); fclose(f); }
+  printf("%d %d\n", wrote, opened);
+  fflush(stdout);
+  volatile int* q = nullptr; return *q;
+}
+'''
+
+
+@needs_gxx
+def test_a_program_cannot_forge_its_exit_nor_reach_its_init_nor_an_earlier_run(pool):
+    report = Judge(pool).judge(ADD, FORGER)
+    assert [v.status for v in report.verdicts] == ["error", "error"] and "SIGSEGV" in report.verdicts[0].detail
+    assert report.verdicts[0].actual == "0 0\n"  # no descriptor to write to, no /proc/1 to open
+    reader = "#include <cstdio>\nint main(){printf(\"%d\\n\", fopen(\"/tmp/left_behind\", \"r\") != nullptr);}\n"
+    later = Judge(pool).judge(dataclasses.replace(ADD, public_tests=[TestCase(kind="stdio", stdin="",
+                                                                              expected_stdout="0")]), reader)
+    assert later.passed, later.verdicts

@@ -28,7 +28,6 @@ import ast
 import asyncio
 import builtins
 import re
-import signal
 import sys
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from solidcoder.execution.build import COMPILE_ERROR, prepare
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.inside.compare import first_difference, matches_any
 from solidcoder.execution.inside.harness import source_line
+from solidcoder.execution.inside.native import signal_name
 from solidcoder.execution.sandbox import ExecResult, Limits
 from solidcoder.languages import PYTHON, Language, language
 from solidcoder.parsing import parse_python
@@ -127,11 +127,10 @@ class Judge:
 
     def _plan(self, problem: Problem, code: str, tests: list[TestCase] | None, stop: bool) -> Plan:
         tests = problem.public_tests if tests is None else tests
-        limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+        program = language(problem.language)
+        limits = Limits(wall_s=program.time_limit_s(problem.time_limit_s), memory_mb=problem.memory_limit_mb)
         if problem.kind == "stdio":
-            program = language(problem.language)
-            limits = Limits(wall_s=program.time_limit_s(problem.time_limit_s), memory_mb=problem.memory_limit_mb)
-            return self._stdio_plan(code, tests, limits, stop, (problem.output_match, problem.tolerance), program)
+            return self._stdio_plan(code, tests, limits, stop, problem.output_match, problem.tolerance, program)
         return self._calls_plan(code, problem.entry_point or "", tests, limits, stop, problem.header)
 
     def _calls_plan(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,
@@ -159,7 +158,7 @@ class Judge:
                 "program_names": program_names(code)}
 
     def _stdio_plan(self, code: str, tests: list[TestCase], limits: Limits, stop_at_first_failure: bool,
-                    comparison: tuple[str, float | None], program_language: Language = PYTHON) -> Plan:
+                    output_match: str, tolerance: float | None, program_language: Language = PYTHON) -> Plan:
         """One process per test, all at once; with `stop_at_first_failure`, one at a time until a failure. A
         compiled program is built first (once per source, `build.prepare`); one that does not build gets a
         `compile_error` verdict on every test."""
@@ -170,7 +169,6 @@ class Judge:
                                            actual="") for i, t in enumerate(tests)]
             return report
         job = program.job
-        output_match, tolerance = comparison
         how = (output_match, self.tolerance if tolerance is None else tolerance)
         if stop_at_first_failure:
             for index, test in enumerate(tests):
@@ -224,13 +222,6 @@ def _runtime_error(result: ExecResult) -> str:
         return f"runtime error ({signal_name(result.signal)})"
     return f"runtime error (exit {result.exit_code})"
 
-
-def signal_name(number: int) -> str:
-    """SIGSEGV for 11: how a crash names its signal."""
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _crash_line(stderr: str, code: str) -> str:

@@ -45,7 +45,7 @@ def run_build(job: dict) -> int:
         _copy_to(job["output"], ARTIFACT_FD)
         return 0
     if os.WIFSIGNALED(status):
-        os.write(2, f"\nthe compiler was killed by {_signal_name(os.WTERMSIG(status))}\n".encode())
+        os.write(2, f"\nthe compiler was killed by {signal_name(os.WTERMSIG(status))}\n".encode())
     return 1
 
 
@@ -123,7 +123,8 @@ def _copy(source: int, target: int) -> None:
         sent += done
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
+    """SIGSEGV for 11: how a crash names its signal (the judge's verdicts too)."""
     try:
         return signal.Signals(number).name
     except ValueError:
