@@ -6,7 +6,7 @@ Kept out of cli/ so the CLI stays a thin layer of options, and so `solidcoder --
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -18,22 +18,25 @@ from solidcoder.escaping import terminal_safe
 from solidcoder.execution.judge import Judge, JudgeReport
 from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
 from solidcoder.execution.trace import TraceResult, trace_program
+from solidcoder.languages import by_suffix, chosen, language
 from solidcoder.parsing import compile_source
-from solidcoder.problem import load_problem
+from solidcoder.problem import Problem, load_problem
 
 
-def read_source(path: Path, what: str = "program") -> str:
-    """Read a Python file, turning every way it can be unusable into a one-line BadInput."""
+def read_source(path: Path, what: str = "program", python: bool = True) -> str:
+    """Read a program file, turning every way it can be unusable into a one-line BadInput; a Python file must
+    compile (another language's build is its verdict: `compile_error`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BadInput(f"{what} file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(f"cannot read {what} file {path}: {exc}") from None
-    try:
-        compile_source(text, str(path))
-    except SyntaxError as exc:
-        raise BadInput(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    if python:
+        try:
+            compile_source(text, str(path))
+        except SyntaxError as exc:
+            raise BadInput(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
     return text
 
 
@@ -50,8 +53,8 @@ class CheckedTest:
 
 def run_check(solution: Path, problem_path: Path, hidden: bool = False, as_json: bool = False) -> bool:
     """Judge a solution file on a problem file's tests; print verdicts; True when all pass."""
-    problem = load_problem(problem_path)
-    code = read_source(solution, "solution")
+    problem = in_file_language(load_problem(problem_path), solution, problem_path)
+    code = read_source(solution, "solution", python=not language(problem.language).native)
     tests = problem.public_tests + (problem.hidden_tests if hidden else [])
     if not tests:
         raise BadInput(f"{problem_path}: problem {problem.id!r} has no tests to run")
@@ -65,6 +68,19 @@ def run_check(solution: Path, problem_path: Path, hidden: bool = False, as_json:
     else:
         _print_report(problem.id, report, rows)
     return report.passed
+
+
+def in_file_language(problem: Problem, solution: Path, problem_path: Path) -> Problem:
+    """`problem` judged in the language of the solution file's suffix (`.cpp` C++, `.js` JavaScript, `.py` Python;
+    any other suffix: the problem's own `language`); BadInput for a call problem in a language other than Python or
+    a toolchain not installed."""
+    entry = by_suffix(solution.name)
+    if solution.suffix.lower() not in entry.suffixes:
+        return problem
+    if entry.native and problem.kind == "call":
+        raise BadInput(f"{solution}: a {entry.name} program, but {problem_path} is a call problem (tested by Python "
+                       f"calls); {entry.name} programs are judged on standard input and output only")
+    return replace(problem, language=chosen(entry.name).name)
 
 
 def _report_json(problem_id: str, report: JudgeReport, rows: list[CheckedTest]) -> dict:
@@ -95,6 +111,8 @@ def _shown(detail: str, limit: int = 2000) -> str:
 
 def run_trace(program: Path, stdin: Path | None = None, call: str | None = None, as_json: bool = False) -> bool:
     """Trace a program file once; print final values per scope; True when it ran to completion."""
+    if by_suffix(program.name).native:
+        raise BadInput(f"{program}: trace runs Python programs only (its tracer is Python's)")
     code = read_source(program)
     if stdin is not None and call is not None:
         raise BadInput("give either --stdin or --call, not both")

@@ -15,7 +15,10 @@ published Python baselines run under it), so C++ and JavaScript get exactly the 
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
+
+from solidcoder.errors import BadInput
 
 CPP_FLAGS = ("-std=c++17", "-O2", "-pipe")  # the one place C++'s compiler flags live
 
@@ -77,6 +80,22 @@ def language(name: str) -> Language:
     if name not in LANGUAGES:
         raise ValueError(f"field 'language' must be one of {tuple(LANGUAGES)}, got {name!r}")
     return LANGUAGES[name]
+
+
+def tagged(name: str, program_language: str | None) -> str:
+    """A configuration's name as reports and `show` print it: with the programs' language when not Python."""
+    return name if program_language in (None, "", PYTHON.name) else f"{name} [{program_language}]"
+
+
+def chosen(name: str) -> Language:
+    """The entry `--language NAME` asks for, its toolchain on this machine; BadInput otherwise, before any call."""
+    if name not in LANGUAGES:
+        raise BadInput(f"--language {name!r}: choose one of {', '.join(LANGUAGES)}")
+    entry = LANGUAGES[name]
+    if entry.toolchain and shutil.which(entry.toolchain) is None:
+        raise BadInput(f"--language {name} needs {entry.toolchain}, which is not installed (scripts/test.sh installs "
+                       "it from the system's packages)")
+    return entry
 
 
 def by_suffix(path: str) -> Language:

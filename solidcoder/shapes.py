@@ -134,7 +134,8 @@ NOTES = Obj({"tier": COUNT, "tiers": ListOf(TIER), "oracle_rounds": ListOf(TEXT)
              "stages": Either((ListOf(TEXT), MapOf(ANY))), "kept": ListOf(KEPT), "stopped": TEXT})
 _ROW = {"key": TEXT, "id": TEXT, "dataset": TEXT, "strategy": TEXT, "model": TEXT, "config_hash": TEXT, "run": TEXT,
         "sample": COUNT, "calls": COUNT, "prompt_tokens": COUNT, "completion_tokens": COUNT, "cost_usd": NUMBER,
-        "wall_s": NUMBER, "error": TEXT, "code": TEXT, "notes": NOTES, "template_usage": USAGE, "stage_usage": USAGE}
+        "wall_s": NUMBER, "error": TEXT, "code": TEXT, "language": TEXT, "notes": NOTES, "template_usage": USAGE,
+        "stage_usage": USAGE}
 RESULT = Obj({**_ROW, "passed": FLAG, "tests_passed": COUNT, "tests_total": COUNT, "first_failure": TEXT,
               "kept_tests": Either((COUNT, NULL)), "false_alarms": Either((COUNT, NULL)),
               "alternatives_passed": MapOf(FLAG)}, needed=("key", "id", "passed"))

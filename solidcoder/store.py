@@ -276,6 +276,7 @@ class ResultRow:
     tests_total: int | None = None
     first_failure: str | None = None
     code: str | None = None
+    language: str | None = None  # the program's (`languages.py`); None in a trace task's row and rows before 12-06
     notes: Notes | None = None
     kept_tests: int | None = None  # tests the strategy kept, judged on an answer the hidden tests accept ...
     false_alarms: int | None = None  # ... and how many of them reject it (None: not judged)

@@ -108,5 +108,5 @@ def test_the_cli_imports_no_strategy_machinery_to_show_help():
              "solidcoder.wording"}  # escaping: re, html; wording: plurals, no imports
     # the registries help is built from, and what their entries name (settings' option names, requirements)
     registries = {"solidcoder.strategies.registry", "solidcoder.strategies.paper_settings", "solidcoder.requirements",
-                  "solidcoder.datasets", "solidcoder.datasets.registry"}
+                  "solidcoder.datasets", "solidcoder.datasets.registry", "solidcoder.languages"}
     assert set(done.stdout.split()) <= light | cli | registries

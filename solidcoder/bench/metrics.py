@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from math import comb
 
+from solidcoder.languages import tagged
 from solidcoder.store import ResultRow
 
 GROUP = ("dataset", "strategy", "model", "config_hash", "run")  # run: set by `report` where two directories share a
@@ -45,6 +46,7 @@ class Summary:
     cost_usd: float = 0.0
     wall_s: float = 0.0
     label: str = ""
+    language: str = "python"  # the programs' (rows' `language`; rows before 2026-12-06 are Python)
     kept_tests: int = 0  # tests the strategy kept on answers the hidden tests accept (oracle precision) ...
     false_alarms: int = 0  # ... and how many of them reject those answers
     tiers: dict[int, int] = field(default_factory=dict)  # solidcoder-routed: problems that ended in each tier,
@@ -68,7 +70,8 @@ class Summary:
 
     @property
     def name(self) -> str:
-        return self.label or self.strategy
+        """The label or strategy, and the programs' language when it is not Python (`direct [cpp]`)."""
+        return tagged(self.label or self.strategy, self.language)
 
 
 def _group(row: ResultRow) -> tuple:
@@ -112,6 +115,7 @@ def _summary(group: tuple, rows: list[ResultRow], infra: int) -> Summary:
     summary.per_problem = {pid: sum(v) / len(v) for pid, v in per_problem.items()}
     if not rows:
         return summary
+    summary.language = rows[0].language or "python"
     n = min(len(v) for v in per_problem.values())
     summary.samples = n
     for k in sorted({1, n} | {k for k in (5, 10, 100) if k <= n}):

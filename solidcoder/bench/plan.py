@@ -24,13 +24,14 @@ from solidcoder.execution.executor import ExecutorSpec, parse_executor
 from solidcoder.prompting import PromptLibrary
 from solidcoder.requirements import check_installed
 from solidcoder.strategies import make_strategy
+from solidcoder.strategies.registry import check_language
 from solidcoder.wording import counted
 
 if TYPE_CHECKING:
     from solidcoder.strategies.base import Strategy
 
 # Options added to the configuration key after runs were recorded: name -> the value at which it is left out.
-LATER_OPTIONS = {"max_calls": None}
+LATER_OPTIONS = {"max_calls": None, "language": "python"}
 
 
 @dataclass
@@ -130,6 +131,7 @@ def _work(opts: BenchOptions, task: TaskRecipe, trace: str | None) -> Work:
         return Work(None, load_trace_items(opts.dataset, opts.data), (), {"task": trace}, TRACE_TEMPLATES)
     strategy = make_strategy(task.strategy)
     check_installed(strategy.requires, f"--strategy {opts.strategy}")
+    check_language(strategy, opts.data.language, f"--strategy {opts.strategy}")
     problems, report = load_dataset(opts.dataset, opts.data)
     unscorable = [p.id for p in problems if not p.hidden_tests]
     notes = report.lines() + ([f"skipped {counted(len(unscorable), 'problem')} without hidden tests"]
@@ -151,5 +153,6 @@ def config_hash_of(opts: BenchOptions, settings: dict, prompts_digest: str) -> s
     sampling, and `prompts_digest`, the text of the templates the run renders). The options of `LATER_OPTIONS` are
     left out at their declared values (core/keys.py)."""
     config = {"dataset": opts.dataset, "strategy": opts.strategy, "settings": settings, "temperature": opts.temperature,
-              "max_tokens": opts.max_tokens, "max_calls": opts.max_calls, "prompts": prompts_digest}
+              "max_tokens": opts.max_tokens, "max_calls": opts.max_calls, "prompts": prompts_digest,
+              "language": opts.data.language}
     return config_key(config, LATER_OPTIONS)

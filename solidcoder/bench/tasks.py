@@ -75,7 +75,7 @@ class CodeTask:
         alternatives = await self.alternatives(problem, attempt, judge, report)
         return ResultRow(passed=report.passed, tests_passed=report.pass_count, tests_total=report.total,
                          first_failure=failure, code=attempt.code, notes=attempt.notes(), kept_tests=kept,
-                         false_alarms=alarms, alternatives_passed=alternatives)
+                         false_alarms=alarms, alternatives_passed=alternatives, language=problem.language)
 
     async def alternatives(self, problem: Problem, attempt: Attempt, judge,
                            report: JudgeReport) -> dict[str, bool] | None:

@@ -26,6 +26,7 @@ from solidcoder.cli.options import (
     MaxCalls,
     MaxTokens,
     ModelSpecs,
+    ProgramLanguage,
     PromptsDir,
     Threads,
     Workers,
@@ -65,7 +66,8 @@ def _group(
 
 @app.command(cls=Command)
 def check(
-    solution: Annotated[Path, typer.Argument(help="Python file with the candidate solution.")],
+    solution: Annotated[Path, typer.Argument(help="The candidate program; its suffix names its language (.py, .cpp, "
+                                             ".js; otherwise the problem's).")],
     problem: Annotated[Path, typer.Option("--problem-file", help="Problem JSON file (see docs/problem-schema.md).")],
     hidden: Annotated[bool, typer.Option("--hidden", help="Also run the hidden tests.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print verdicts as JSON.")] = False,
@@ -74,6 +76,8 @@ def check(
     passes.
 
     Example: solidcoder check examples/two_sum.py --problem-file examples/two_sum.json --hidden
+
+    Example: solidcoder check examples/sum_pairs.cpp --problem-file examples/sum_pairs.json --hidden
     """
     from solidcoder.commands import run_check
     from solidcoder.errors import SandboxFailure
@@ -213,6 +217,7 @@ def solve(
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="Cap on cost in USD.")] = None,
     workers: Workers = 2,
     strategy: SolveStrategy = "solidcoder-routed",
+    language: ProgramLanguage = None,
 ) -> None:
     """Write a program for PROBLEM, verified by execution. Exit 0 verified, 1 unverified, 2 bad input, 3 model or
     sandbox failure, 130 interrupted.
@@ -229,7 +234,7 @@ def solve(
                         selector=Selector(selector, str(orm) if orm else None))
     choice = ModelChoice(specs=model or [], api_base=api_base, api_key=api_key, gguf=gguf, threads=threads,
                          max_calls=max_calls, max_total_tokens=max_total_tokens, max_cost_usd=max_cost)
-    code = run_solve(load_input(problem, stdio, function, tests), opts, choice)
+    code = run_solve(load_input(problem, stdio, function, tests, language), opts, choice)
     raise typer.Exit(code)
 
 
@@ -270,6 +275,7 @@ def bench(
     max_calls: MaxCalls = None,
     executor: ExecutorOption = "local",
     threads: Threads = None,
+    language: ProgramLanguage = None,
 ) -> None:
     """Run a strategy on a benchmark, concurrently and resumably; rerun the same command to resume.
 
@@ -285,7 +291,9 @@ def bench(
         opts = BenchOptions(
             dataset=dataset, strategy=strategy, model=roles.pop(DEFAULT_ROLE, "local"), run_dir=run_dir,
             api_base=api_base, api_key=api_key,
-            data=DataOptions(data_file=data_file, limit=limit, ids_file=ids, subset=subset), concurrency=concurrency,
+            data=DataOptions(data_file=data_file, limit=limit, ids_file=ids, subset=subset,
+                             language=language or "python"),
+            concurrency=concurrency,
             samples=samples, temperature=temperature, max_tokens=max_tokens, prompts_dir=prompts, workers=workers,
             retries=retries, label=label, max_calls=max_calls, role_models=roles, executor=executor, threads=threads)
         run_bench(opts, _echo)

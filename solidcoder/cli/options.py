@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from solidcoder.languages import LANGUAGES
 from solidcoder.strategies.registry import strategy_help
 
 # `--strategy` help names every strategy `make_strategy` builds (its registry), so it cannot fall behind them.
@@ -35,5 +36,8 @@ Threads = Annotated[int | None, typer.Option("--threads", min=1, envvar="SOLIDCO
 DataFile = Annotated[Path | None, typer.Option("--data-file", metavar="FILE",
                                                help="Local copy of the dataset (offline).")]
 MaxSteps = Annotated[int | None, typer.Option("--max-steps", help="Optimizer updates.")]
+ProgramLanguage = Annotated[str | None, typer.Option("--language", metavar="NAME", help=f"The programs' language: "
+                                              f"{', '.join(LANGUAGES)} (default: the problem's, else "
+                                              "python); other than Python, stdin/stdout problems only.")]
 EXECUTOR_HELP = "Where programs run: local, ray, or ray:ADDRESS (a Ray cluster; extra `dist`)."
 ExecutorOption = Annotated[str, typer.Option("--executor", metavar="WHERE", help=EXECUTOR_HELP)]

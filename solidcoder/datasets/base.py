@@ -30,6 +30,7 @@ class LoadReport:
     duplicates: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     selected: int = 0
+    left_out: str = ""  # problems the run's language cannot be judged on, and why (`in_language`)
 
     def lines(self) -> list[str]:
         out = [f"{self.source}: {counted(self.rows, 'row')}, {counted(self.selected, 'problem')} selected"]
@@ -37,6 +38,8 @@ class LoadReport:
             shown = ", ".join(sorted(set(self.duplicates))[:8])
             out.append(f"removed {counted(len(self.duplicates), 'duplicate row')} "
                        f"({counted(len(set(self.duplicates)), 'id')}: {shown}...)")
+        if self.left_out:
+            out.append(self.left_out)
         if self.skipped:
             out.append(f"skipped {len(self.skipped)} unusable rows: {'; '.join(self.skipped[:3])}")
         return out

@@ -9,14 +9,16 @@ selection the dataset declares), then `ids_file`, then `limit`. Everything wrong
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from solidcoder.datasets.base import LoadReport, dedupe, hub_mirror, is_schema_file, load_schema_file, read_jsonl_rows
 from solidcoder.datasets.cruxeval import TraceItem
 from solidcoder.datasets.registry import Subset, dataset_spec, find_subset
 from solidcoder.errors import BadInput
+from solidcoder.languages import chosen
 from solidcoder.problem import Problem
+from solidcoder.wording import counted
 
 SUBSETS_DIR = Path(__file__).parent / "subsets"
 
@@ -27,6 +29,7 @@ class DataOptions:
     limit: int | None = None
     ids_file: Path | None = None
     subset: str | None = None
+    language: str = "python"  # the programs' language (`--language`): other than Python, stdio problems only
 
 
 def check_name(name: str) -> None:
@@ -45,6 +48,7 @@ def load_dataset(name: str, options: DataOptions | None = None) -> tuple[list[Pr
     options = options or DataOptions()
     report = LoadReport(source=str(options.data_file or source_label(name)))
     problems = dedupe(_problems(name, options.data_file, report), report)
+    problems = in_language(problems, options.language, name, report)
     problems = select(problems, options, name, report)
     report.selected = len(problems)
     return problems, report
@@ -79,6 +83,22 @@ def _convert(convert: Callable[[dict], Problem], row: dict, line: int, report: L
     except (KeyError, TypeError, ValueError) as exc:
         what = f"{type(exc).__name__}: {exc}"
         raise BadInput(f"{report.source}, row {line}: not in the expected format ({what})") from None
+
+
+def in_language(problems: list[Problem], name: str, dataset: str, report: LoadReport) -> list[Problem]:
+    """The problems with programs asked for in `name`: a language other than Python takes the stdio problems only
+    (a call problem's tests are Python calls), the call problems left out are noted; BadInput when none is left."""
+    entry = chosen(name)
+    if not entry.native:
+        return problems
+    kept = [replace(problem, language=name) for problem in problems if problem.kind == "stdio"]
+    if not kept:
+        raise BadInput(f"--language {name}: {dataset} has only call problems (a function called with arguments, "
+                       f"tested by Python calls); {name} programs are judged on standard input and output only")
+    if len(kept) < len(problems):
+        report.left_out = (f"left out {counted(len(problems) - len(kept), 'call problem')} ({name} programs are "
+                           "judged on standard input and output only)")
+    return kept
 
 
 def select(items: list, options: DataOptions, name: str, report: LoadReport | None = None) -> list:

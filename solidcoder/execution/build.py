@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from solidcoder.errors import SandboxFailure
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.sandbox import ExecResult, Limits
-from solidcoder.languages import Language
+from solidcoder.languages import Language, language
+from solidcoder.problem import Problem
 
 COMPILE_ERROR = "compile_error"
 MAX_ERROR_LINES, MAX_ERROR_CHARS = 12, 1500  # of the compiler's diagnostics, in verdicts and debug prompts
@@ -75,6 +76,18 @@ async def aprepare(pool: Executor, language: Language, code: str) -> Program:
             jobs = step.send([await pool.arun(*job) for job in jobs])
     except StopIteration as done:
         return done.value
+
+
+def not_compiling(error: str) -> str:
+    """How a debugging prompt reports a program that did not build: the compiler's first lines, once."""
+    return f"The program does not compile. The compiler says:\n{error}"
+
+
+def run_limits(problem: Problem) -> Limits:
+    """The limits of one run of `problem`'s program on one input: its language's time rule over the dataset's limit,
+    the problem's memory limit. Every stage that runs the candidate (judge, live execution, debugging) uses these."""
+    return Limits(wall_s=language(problem.language).time_limit_s(problem.time_limit_s),
+                  memory_mb=problem.memory_limit_mb)
 
 
 def build_job(language: Language, code: str) -> dict:

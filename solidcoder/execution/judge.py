@@ -33,7 +33,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from solidcoder.errors import SandboxFailure
-from solidcoder.execution.build import COMPILE_ERROR, prepare
+from solidcoder.execution.build import COMPILE_ERROR, prepare, run_limits
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.inside.compare import first_difference, matches_any
 from solidcoder.execution.inside.harness import source_line
@@ -127,10 +127,10 @@ class Judge:
 
     def _plan(self, problem: Problem, code: str, tests: list[TestCase] | None, stop: bool) -> Plan:
         tests = problem.public_tests if tests is None else tests
-        program = language(problem.language)
-        limits = Limits(wall_s=program.time_limit_s(problem.time_limit_s), memory_mb=problem.memory_limit_mb)
+        limits = run_limits(problem)
         if problem.kind == "stdio":
-            return self._stdio_plan(code, tests, limits, stop, problem.output_match, problem.tolerance, program)
+            return self._stdio_plan(code, tests, limits, stop, problem.output_match, problem.tolerance,
+                                    language(problem.language))
         return self._calls_plan(code, problem.entry_point or "", tests, limits, stop, problem.header)
 
     def _calls_plan(self, code: str, entry_point: str, tests: list[TestCase], limits: Limits,

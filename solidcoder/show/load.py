@@ -22,6 +22,7 @@ from typing import Any
 from solidcoder import shapes
 from solidcoder.core.executions import Execution
 from solidcoder.errors import BadInput
+from solidcoder.languages import tagged
 from solidcoder.shapes import checked, checked_results, checked_rows
 from solidcoder.show.views import Call, Line, Phase, ProblemView, Run, Scored
 from solidcoder.store import CALLS, ERRORS, EXECUTIONS, RESULTS, RUNS, Notes, ResultRow, TierCost, run_labels
@@ -91,10 +92,11 @@ def _solve_view(data: dict[str, Any]) -> ProblemView:
     calls = [_trajectory_call(i, step) for i, step in enumerate((s for s in steps if s.get("type") == "call"), 1)]
     executions = [Execution.from_dict(s) for s in steps if s.get("type") == "execution"]
     verdict = outcome.get("verified") if outcome.get("status") in ("verified", "unverified") else None
-    line = Line(problem=(data.get("problem") or {}).get("id", "?"), config=data.get("strategy", "?"),
+    problem = data.get("problem") or {}
+    line = Line(problem=problem.get("id", "?"), config=tagged(data.get("strategy", "?"), problem.get("language")),
                 passed=verdict, ended=_ended(notes, outcome.get("status", "")), calls=usage.get("calls", len(calls)),
                 tokens=usage.get("tokens", 0), seconds=data.get("elapsed_s", 0.0))
-    return _view(line, _phased(calls, executions, notes, line.config), notes, outcome.get("code", ""),
+    return _view(line, _phased(calls, executions, notes, data.get("strategy", "?")), notes, outcome.get("code", ""),
                  outcome.get("reason", "") or _why(notes))
 
 
@@ -146,7 +148,7 @@ def _last_error(rows: list[ResultRow]) -> list[ResultRow]:
 def _config_names(rows: list[ResultRow], labels: dict[str, str]) -> dict[str, str]:
     """config hash -> its name: the run's label or the strategy, with the hash where two would share a name."""
     hashes = list(dict.fromkeys(row.config_hash for row in rows))
-    strategy = {row.config_hash: row.strategy or "?" for row in rows}
+    strategy = {row.config_hash: tagged(row.strategy or "?", row.language) for row in rows}
     names = {h: labels.get(h) or strategy[h] for h in hashes}
     shared = Counter(names.values())
     return {h: f"{name} @{h[:6]}" if shared[name] > 1 else name for h, name in names.items()}

@@ -27,7 +27,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ from rich.text import Text
 
 from solidcoder.errors import BadInput
 from solidcoder.escaping import one_line, terminal_safe
+from solidcoder.languages import chosen
 from solidcoder.problem import Problem, TestCase, load_problem
 from solidcoder.solve.progress import call_progress
 from solidcoder.solve.textproblem import read_problem_text
@@ -80,16 +81,25 @@ class SolveOptions:
     hidden: tuple[Path, ...] = ()  # files no sandboxed run may see (the problem file and its tests)
 
 
-def load_input(path: Path, stdio: bool = False, function: str | None = None, tests: Path | None = None) -> Problem:
-    """The problem from a problem JSON/JSONL or a free-text file, plus any `--tests` file."""
+def load_input(path: Path, stdio: bool = False, function: str | None = None, tests: Path | None = None,
+               program_language: str | None = None) -> Problem:
+    """The problem from a problem JSON/JSONL or a free-text file, plus any `--tests` file, its program asked for in
+    `program_language` (`--language`; default: the problem file's, else Python). Other than Python, a pasted problem
+    is read as stdin/stdout and a call problem is bad input."""
     if stdio and function:
         raise BadInput("give either --stdio or --function NAME, not both")
+    entry = chosen(program_language or "python")
     if path.suffix in (".json", ".jsonl"):
         problem = load_problem(path)
         if (stdio and problem.kind != "stdio") or (function and problem.entry_point != function):
             raise BadInput(f"{path}: --stdio/--function contradict the problem file (kind {problem.kind!r})")
     else:
-        problem = read_problem_text(path, "stdio" if stdio else None, function)
+        problem = read_problem_text(path, "stdio" if stdio or entry.native and not function else None, function)
+    if entry.native and problem.kind == "call":
+        raise BadInput(f"--language {entry.name}: {path} is a call problem (a function called with arguments, tested "
+                       f"by Python calls); {entry.name} programs are judged on standard input and output only")
+    problem = replace(problem, language=program_language) if program_language else problem
+    chosen(problem.language)  # a problem file's own language needs its toolchain too
     if tests is not None:
         problem.public_tests = problem.public_tests + read_tests(tests, problem.kind)
     warn_before_calls(problem, Console(stderr=True))
@@ -158,7 +168,7 @@ def run_solve(problem: Problem, opts: SolveOptions, choice: ModelChoice) -> int:
     from solidcoder.solve.stopping import Stopping
 
     console = Console(stderr=True)
-    strategy, prompts, models = _prepare(opts, choice, console)
+    strategy, prompts, models = _prepare(opts, choice, console, problem.language)
     limits = SolveLimits(max_tokens=opts.max_tokens, max_calls=choice.max_calls, prerank=opts.prerank,
                          selector=opts.selector)
     run = _run_of(problem, opts, strategy, prompts, models, limits)
@@ -177,14 +187,16 @@ def run_solve(problem: Problem, opts: SolveOptions, choice: ModelChoice) -> int:
     return _report(console, outcome, opts.out)
 
 
-def _prepare(opts: SolveOptions, choice: ModelChoice, console: Console):
+def _prepare(opts: SolveOptions, choice: ModelChoice, console: Console, program_language: str):
     """The strategy, prompts and models, every input checked (BadInput) before the run directory is touched."""
     from solidcoder.prompting import PromptLibrary, check_templates
+    from solidcoder.strategies.registry import check_language
 
     if opts.out is not None and not opts.out.parent.is_dir():
         raise BadInput(f"--out {opts.out}: directory {opts.out.parent} does not exist")
     strategy = make_solve_strategy(opts)
     check_requirements(strategy, opts)
+    check_language(strategy, program_language, f"--strategy {opts.strategy}")
     prompts = PromptLibrary.from_env(opts.prompts_dir)
     check_templates(prompts)  # a broken override fails now, as bad input, not in the middle of a run
     models = build_models(choice, call_progress(console).generating)

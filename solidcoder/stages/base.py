@@ -42,14 +42,29 @@ def extract_code(text: str, program_language: str = PYTHON.name) -> str:
     """The program in a reply: the longest block tagged as `program_language` (a problem's `language`; untagged
     blocks count) that compiles, else the longest such block; a block cut off by the completion cap only when no
     closed block compiles; with no such block, code written without a fence (`unfenced_code`)."""
-    tags = language(program_language).fence_tags
-    blocks = [body for tag, body in _FENCE.findall(text) if tag.lower() in tags]
+    entry = language(program_language)
+    if entry.native:
+        return native_code(text, entry.fence_tags)
+    blocks = [body for tag, body in _FENCE.findall(text) if tag.lower() in entry.fence_tags]
     if not any(map(_compiles, blocks)) and (cut := cut_off_block(text)):
         return cut
     if not blocks:
         return unfenced_code(text)
     ranked = sorted(blocks, key=lambda body: (_compiles(body), len(body)), reverse=True)
     return ranked[0].strip("\n") + "\n"
+
+
+def native_code(text: str, tags: tuple[str, ...]) -> str:
+    """The program in a reply in a language other than Python (no parser here: its build judges it): the longest
+    closed block tagged with one of `tags`, else the longest untagged one, else a tagged block cut off by the
+    completion cap, else "" (such a reply is never read as prose)."""
+    closed = _FENCE.findall(text)
+    for wanted in (lambda tag: tag in tags, lambda tag: tag == ""):
+        bodies = [body for tag, body in closed if wanted(tag.lower())]
+        if bodies:
+            return max(bodies, key=len).strip("\n") + "\n"
+    found = _OPEN_FENCE.search(_FENCE.sub("", text))
+    return found.group(2).strip("\n") + "\n" if found and found.group(1).lower() in tags else ""
 
 
 def unfenced_code(text: str) -> str:

@@ -9,8 +9,8 @@ before and after each, at most 10 blocks (`trace_feedback=blocks`, `execution/bl
 from __future__ import annotations
 
 from solidcoder.execution.blocks import atrace_blocks
+from solidcoder.execution.build import COMPILE_ERROR, not_compiling, run_limits
 from solidcoder.execution.executor import Executor
-from solidcoder.execution.sandbox import Limits
 from solidcoder.execution.trace import TraceResult, atrace_program
 from solidcoder.problem import Problem
 from solidcoder.stages.live import Evaluation, Outcome
@@ -23,7 +23,7 @@ async def trace_failure(pool: Executor, problem: Problem, code: str, failure: Ou
     if problem.kind == "call" and failure.call is None:
         return None
     stdin = failure.stdin if problem.kind == "stdio" else ""
-    limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+    limits = run_limits(problem)
     return await atrace_program(pool, code, stdin, failure.call, limits, header=problem.header)
 
 
@@ -44,7 +44,7 @@ async def block_trace_failure(pool: Executor, problem: Problem, code: str, failu
     if problem.kind == "call" and failure.call is None:
         return ""
     stdin = failure.stdin if problem.kind == "stdio" else ""
-    limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+    limits = run_limits(problem)
     trace = await atrace_blocks(pool, code, stdin, failure.call, limits, header=problem.header)
     listing = trace.prompt_text(code).strip("\n")
     error = f"the program raised: {trace.error}" if trace.error else ""
@@ -64,7 +64,10 @@ async def trace_text(form: str, pool: Executor, problem: Problem, code: str, fai
 
 
 def failure_report(evaluation: Evaluation, limit: int = 3) -> str:
-    """The failing tests as the debug prompt shows them."""
+    """The failing tests as the debug prompt shows them; a program that does not build, the compiler's words once."""
+    failures = evaluation.failures()
+    if failures and failures[0].status == COMPILE_ERROR:
+        return not_compiling(failures[0].detail)
     lines = [evaluation.summary()]
     for outcome in evaluation.failures()[:limit]:
         lines.append(f"- Test: {outcome.input[:400]}\n  Expected: {outcome.expected[:300]}\n"

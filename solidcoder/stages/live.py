@@ -2,7 +2,8 @@
 
 Generated tests are typed like the problem. For a call problem a generated test is an assert script run by the
 judge after the candidate, like any call test. For a stdin problem it is an input plus a property check: the
-candidate runs on the input as a normal program, then the check runs in the sandbox as its own small program that
+candidate runs on the input as a normal program in its language (a compiled one built once per source,
+`execution/build.py`), then the check runs in the sandbox as its own small program that
 receives `{"stdin": ..., "stdout": ...}` as JSON on its standard input and calls `check(stdin, stdout)`. A stdin
 program is never sent a Python script. A `crash_only` test (the `--no-oracle` ablation) passes unless the
 candidate crashes: assertion failures are ignored.
@@ -20,9 +21,11 @@ from dataclasses import dataclass, field, replace
 
 from solidcoder.core.executions import KEPT, TestRun, UnitExecutions, is_kept
 from solidcoder.errors import SandboxFailure
+from solidcoder.execution.build import COMPILE_ERROR, aprepare, run_limits
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.judge import Judge, TestVerdict
 from solidcoder.execution.sandbox import ExecResult, Limits
+from solidcoder.languages import language
 from solidcoder.parsing import compile_source, parse_python
 from solidcoder.problem import Problem, TestCase
 from solidcoder.stages.base import describe_test
@@ -151,12 +154,12 @@ class LiveExecutor:
         `purpose`."""
         self.pool, self.problem, self.judge = pool, problem, judge or Judge(pool)
         self.executions, self.purpose = executions, purpose
-        self.limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+        self.limits = run_limits(problem)
 
     async def evaluate(self, code: str, tests: list[SuiteTest]) -> Evaluation:
         """Run `code` on every test, through the judge's one async seam (`Judge.ajudge`) and the executor's
         `arun`; raises `SandboxFailure` when the sandbox itself failed."""
-        unusable = _unusable(code)
+        unusable = _unusable(code, self.problem.language)
         if unusable:  # never green, even with no tests to run
             return Evaluation(code, [Outcome("program", False, "error", unusable, expected="a complete program",
                                              actual=unusable)])
@@ -213,7 +216,11 @@ class LiveExecutor:
         assert isinstance(test, GeneratedTest)
         base = Outcome(suite_test.id, False, "fail", input=test.stdin or "", stdin=test.stdin or "",
                        expected=f"output accepted by:\n{test.source}")
-        run = await self.pool.arun({"mode": "stdio", "code": code}, test.stdin or "", self.limits)
+        program = await aprepare(self.pool, language(self.problem.language), code)  # built once per source
+        if program.job is None:
+            base.status, base.detail = COMPILE_ERROR, program.error
+            return base
+        run = await self.pool.arun(program.job, test.stdin or "", self.limits)
         base.actual = run.stdout
         if run.status != "ok":
             base.status = "sandbox_error" if run.status == "sandbox_error" else "error"
@@ -247,10 +254,13 @@ def _checked(base: Outcome, check: ExecResult) -> Outcome:
     return base
 
 
-def _unusable(code: str) -> str | None:
-    """Why `code` cannot be a candidate at all (empty, or not valid Python), else None."""
+def _unusable(code: str, program_language: str) -> str | None:
+    """Why `code` cannot be a candidate at all (empty, or not valid Python), else None. A compiled language's
+    program is judged by its build (a `compile_error` verdict on every test, the compiler's words as feedback)."""
     if not code.strip():
         return "the reply held no code"
+    if language(program_language).native:
+        return None
     try:
         compile_source(code, "solution.py")
     except (SyntaxError, ValueError) as exc:

@@ -42,8 +42,9 @@ from typing import Any
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.core.keys import without_later_defaults
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
+from solidcoder.languages import language
 from solidcoder.problem import Problem
-from solidcoder.prompting import LANGUAGE, TEMPLATE_VARIABLES, problem_variables
+from solidcoder.prompting import TEMPLATE_VARIABLES, problem_variables
 from solidcoder.stages.base import extract_code, first_sample, last_verdict
 from solidcoder.stages.debug import failure_report, trace_text
 from solidcoder.stages.evidence import checkable, contradiction, wrong_argument_types
@@ -78,6 +79,12 @@ class Algorithm1:
 
     requires = ()
     takes_seed = True
+
+    @property
+    def python_only(self) -> str:
+        """Real variable traces are Python's tracer's: `trace_feedback` asked for by name is Python only; a preset's
+        (`solidcoder+`) is left out for another language, whose debug prompt shows the failing tests' runs."""
+        return "trace_feedback traces Python programs only" if "trace_feedback" in self.name.partition(":")[2] else ""
 
     def __init__(self, name: str = "solidcoder", ablation: str | None = None, seed_code: str | None = None,
                  **settings: Any):
@@ -152,7 +159,7 @@ class Loop:
 
     def program(self, reply: str) -> str:
         """The program in a reply; with `strip_self_tests`, a call program without its own top-level self-test."""
-        code = extract_code(reply)
+        code = extract_code(reply, self.problem.language)
         return strip_self_tests(code) if self.config.strip_self_tests and self.problem.kind == "call" else code
 
     def max_tokens(self, stage: str) -> int | None:
@@ -332,21 +339,21 @@ class Loop:
 
     async def fix(self, code: str, test: SuiteTest, failure: str) -> str:
         reply = await self.ask("fix", "fix", problem=self.common["problem"], code=code, test=test.test.text(),
-                               failure=failure, language=LANGUAGE)
+                               failure=failure, language=self.common["language"])
         return self.program(reply) or code
 
     async def debug(self, plan: str, code: str) -> str:
         evaluation = await self.evaluate(code, self.public + self.kept)
         trace = await self.trace(code, evaluation) if self.config.trace_feedback else ""
         reply = await self.ask("debug", "debug", problem=self.common["problem"], plan=plan, code=code,
-                               language=LANGUAGE, test_report=failure_report(evaluation), trace=trace)
+                               language=self.common["language"], test_report=failure_report(evaluation), trace=trace)
         return self.program(reply) or code
 
     async def trace(self, code: str, evaluation: Evaluation) -> str:
         """`trace_feedback`: the tracer's final values of `code` on the first failing test's input, or with
         `trace_feedback=blocks` its executed basic blocks (`stages/debug.py`)."""
         failures = evaluation.failures()
-        if not failures:
+        if not failures or language(self.problem.language).native:
             return ""
         self.stages.append("trace")
         form, failure = "blocks" if self.config.trace_feedback == "blocks" else "values", failures[0]

@@ -132,6 +132,7 @@ class AlphaCodiumSettings:
 class AlphaCodium(NoLoop):
     name = "alphacodium"
     templates = tuple(f"strategies/alphacodium_{stage}" for stage in STAGES)
+    python_only = "AlphaCodium's prompts, as its code has them, ask for Python"
 
     def __init__(self, settings: AlphaCodiumSettings | None = None):
         self.config = settings or AlphaCodiumSettings()

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from solidcoder.core.context import SolveContext
 from solidcoder.errors import ProblemBudgetExceeded
+from solidcoder.execution.build import COMPILE_ERROR, not_compiling
 from solidcoder.execution.judge import JudgeReport
 from solidcoder.problem import Problem
 from solidcoder.requirements import Requirement
@@ -61,6 +62,7 @@ class Strategy(Protocol):
     templates: tuple[str, ...]
     requires: tuple[Requirement, ...]
     takes_seed: bool  # whether `seeded` starts it from a given program (solve --prerank)
+    python_only: str  # why it writes only Python (traces Python, Python prompts), "" when any language goes
 
     def with_loop(self, changes: dict[str, Any]) -> Strategy | None:
         """A copy with solve's loop flags (`PaperSettings` fields: p, d, a, candidates, components) applied to its
@@ -82,6 +84,7 @@ class NoLoop:
 
     requires: tuple[Requirement, ...] = ()
     takes_seed = False
+    python_only = ""
 
     def with_loop(self, changes: dict[str, Any]) -> None:
         return None
@@ -92,6 +95,9 @@ class NoLoop:
 
 def test_report(problem: Problem, report: JudgeReport, limit: int = 3) -> str:
     """A short text account of the failing public tests, for debugging prompts."""
+    failures = report.failures()
+    if failures and failures[0].status == COMPILE_ERROR:
+        return not_compiling(failures[0].detail)
     lines = [f"Passed {report.pass_count} of {report.total} sample tests."]
     tests = problem.public_tests
     for verdict in report.failures()[:limit]:

@@ -36,8 +36,8 @@ from typing import Any
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import BadInput, ProblemBudgetExceeded
 from solidcoder.execution.blocks import BlockTrace, atrace_blocks
+from solidcoder.execution.build import run_limits
 from solidcoder.execution.judge import JudgeReport, TestVerdict
-from solidcoder.execution.sandbox import Limits
 from solidcoder.parsing import load_json
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import problem_variables
@@ -104,6 +104,7 @@ class Ldb(NoLoop):
     name = "ldb"
     templates = ("strategies/ldb_debug", "strategies/ldb_fix")
     takes_seed = True
+    python_only = "LDB debugs from the basic blocks of a Python trace"
 
     def __init__(self, settings: LdbSettings | None = None, code: str | None = None):
         self.config = settings or LdbSettings()
@@ -168,7 +169,7 @@ def _base(problem: Problem, code: str) -> dict[str, str]:
 async def trace_test(ctx: SolveContext, problem: Problem, code: str, test: TestCase) -> BlockTrace:
     """LDB's blocks of `code` on the test's input: its stdin, or the test's (first) call of the entry point, whose
     function is the traced entry."""
-    limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+    limits = run_limits(problem)
     if test.kind != "call":
         return await atrace_blocks(ctx.pool, code, test.stdin or "", None, limits)  # stdio: no header
     call = test.call or first_call(test.script or "", problem)

@@ -15,7 +15,7 @@ from typing import Any
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import ProblemBudgetExceeded
 from solidcoder.problem import Problem
-from solidcoder.prompting import LANGUAGE, problem_variables
+from solidcoder.prompting import problem_variables
 from solidcoder.stages.base import extract_code
 from solidcoder.strategies.base import Attempt, NoLoop, test_report
 
@@ -38,15 +38,16 @@ class _Best:
 async def _code_and_debug(problem: Problem, ctx: SolveContext, plan: str, rounds: int, debug_template: str,
                           best: _Best) -> bool:
     """Code the plan, then debug it against the public tests; True once a version passes all of them."""
-    code = extract_code(await ask(ctx, "strategies/mapcoder_coding", **problem_variables(problem), plan=plan))
+    variables = problem_variables(problem)
+    code = extract_code(await ask(ctx, "strategies/mapcoder_coding", **variables, plan=plan), problem.language)
     for attempt in range(rounds + 1):
         report = await ctx.check(problem, code)
         best.offer(code, report.pass_count)
         if report.passed or attempt == rounds:
             return report.passed
-        reply = await ask(ctx, debug_template, problem=problem_variables(problem)["problem"], language=LANGUAGE,
+        reply = await ask(ctx, debug_template, problem=variables["problem"], language=variables["language"],
                           plan=plan, code=code, test_report=test_report(problem, report))
-        code = extract_code(reply)
+        code = extract_code(reply, problem.language)
     return False
 
 
@@ -79,12 +80,12 @@ class MapCoder(NoLoop):
         return Attempt(code=best.code, figures={"code_versions": best.rounds})
 
     async def _plans(self, problem: Problem, ctx: SolveContext) -> list[tuple[int, str]]:
-        text = problem_variables(problem)["problem"]
-        recalled = await ask(ctx, "strategies/mapcoder_retrieval", problem=text, language=LANGUAGE,
+        text, language = (problem_variables(problem)[k] for k in ("problem", "language"))
+        recalled = await ask(ctx, "strategies/mapcoder_retrieval", problem=text, language=language,
                              count=str(self.config.k))
         plans = []
         for example in recalled_examples(recalled, self.config.k):
-            reply = await ask(ctx, "strategies/mapcoder_planning", problem=text, language=LANGUAGE, example=example)
+            reply = await ask(ctx, "strategies/mapcoder_planning", problem=text, language=language, example=example)
             found = _CONFIDENCE.findall(reply)
             plans.append((int(found[-1]) if found else 0, _CONFIDENCE.sub("", reply).strip()))
         plans.sort(key=lambda item: -item[0])  # stable: equal confidence keeps recall order
@@ -118,11 +119,11 @@ class CodeSim(NoLoop):
         return asdict(self.config)
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
-        text = problem_variables(problem)["problem"]
+        text, language = (problem_variables(problem)[k] for k in ("problem", "language"))
         best = _Best()
         try:
             for _ in range(self.config.p):
-                reply = await ask(ctx, "strategies/codesim_planning", problem=text, language=LANGUAGE)
+                reply = await ask(ctx, "strategies/codesim_planning", problem=text, language=language)
                 plan = reply.split("### Plan", 1)[-1].strip()
                 if await _code_and_debug(problem, ctx, plan, self.config.d, "strategies/codesim_debugging", best):
                     break

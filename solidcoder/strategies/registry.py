@@ -154,6 +154,13 @@ def find_spec(name: str) -> StrategySpec:
     return found
 
 
+def check_language(strategy: Strategy, program_language: str, user: str) -> None:
+    """BadInput, before any call, when `strategy` (`user`: "--strategy NAME") writes only Python and the problems
+    ask for `program_language` (`--language`)."""
+    if program_language != "python" and strategy.python_only:
+        raise BadInput(f"{user} with --language {program_language}: {strategy.python_only}")
+
+
 def strategy_help() -> str:
     """`--strategy` help: every registered name, the ablations and how options are written."""
     ablations = " and ".join(f"{spec.name}_no_PART" for spec in _SPECS.values() if spec.ablations)

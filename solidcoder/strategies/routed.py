@@ -194,6 +194,11 @@ class Routed:
         return self
 
     @property
+    def python_only(self) -> str:
+        """Tier 2's `trace_feedback`, asked for by routing's option or in its `full` preset's name, is Python only."""
+        return "trace_feedback traces Python programs only" if self.config.trace_feedback else self.full.python_only
+
+    @property
     def requires(self) -> tuple[Requirement, ...]:
         return REQUIRES + self.config.selection().requires  # the filters that prune tier 1's samples, the selector's
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from solidcoder.core.context import SolveContext, ask
 from solidcoder.errors import BadInput
+from solidcoder.languages import language
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import problem_variables
 from solidcoder.requirements import TRANSFORMERS, Requirement
@@ -32,6 +33,7 @@ from solidcoder.verify.rank import AgreementScorer, Candidate, MajorityScorer, p
 from solidcoder.verify.weak import filter_requirements, make_verifier
 
 FILTERS = ("syntax", "lint", "tests:3")
+NATIVE_FILTERS = ("tests:3",)  # a C++ program's syntax is its build: the tests' compile_error verdict prunes it
 REQUIRES = filter_requirements(FILTERS)  # what sampling with these filters needs installed (the linter)
 SELECTORS = ("majority", "agreement", "orm")
 GENERATED_TESTS = "refinements/generated_tests"
@@ -90,26 +92,27 @@ class Selected:
 
 async def sample_and_select(problem: Problem, ctx: SolveContext, samples: int, temperature: float,
                             selector: Selector, generated: GeneratedTests | None = None,
-                            read: Callable[[str], str] = extract_code) -> Selected:
+                            read: Callable[[str], str] | None = None) -> Selected:
     """`samples` programs at `temperature` (`read` takes each out of its reply), pruned, ranked by behaviour majority
     and ordered by `selector`; `generated` are the problem's generated tests when a caller shares them (routing's
     guard), else asked for here if the selector needs them. Programs run on `ctx.judge`, which records them."""
     judge = ctx.judge
     programs = await sample_programs(problem, ctx, samples, temperature, read)
-    ranking = await prune_then_rank(problem, programs, [make_verifier(f, judge) for f in FILTERS],
+    filters = NATIVE_FILTERS if language(problem.language).native else FILTERS
+    ranking = await prune_then_rank(problem, programs, [make_verifier(f, judge) for f in filters],
                                     MajorityScorer(judge))
     survivors = [candidate for candidate, _ in ranking.ranked]
     return Selected(await selected(selector, survivors, generated or GeneratedTests(problem, ctx)), ranking.pruned)
 
 
 async def sample_programs(problem: Problem, ctx: SolveContext, samples: int, temperature: float,
-                          read: Callable[[str], str] = extract_code) -> list[str]:
-    """`samples` programs from the coder model (Direct prompt) as the choices of one request; a server that returned
-    fewer is asked again for the rest."""
+                          read: Callable[[str], str] | None = None) -> list[str]:
+    """`samples` programs from the coder model (Direct prompt) as the choices of one request, each read by `read`
+    (default: `extract_code` in the problem's language); a server that returned fewer is asked again for the rest."""
     model = ctx.model.for_role("coder")
-    messages = ctx.prompts.messages("strategies/direct", problem=problem.statement, language="Python 3",
-                                    io_mode="call" if problem.kind == "call" else "stdin",
-                                    entry_point=problem.entry_point or "")
+    # The statement alone, as routing's recorded runs were asked (Direct's own prompt adds missing starter code).
+    messages = ctx.prompts.messages("strategies/direct", **problem_variables(problem) | {"problem": problem.statement})
+    read = read or (lambda text: extract_code(text, problem.language))
     programs: list[str] = []
     while len(programs) < samples:
         reply = await model.acomplete(messages, temperature=temperature, max_tokens=ctx.max_tokens,

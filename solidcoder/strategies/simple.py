@@ -41,7 +41,7 @@ class OneCallStrategy(NoLoop):
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         reply = await ask(ctx, f"strategies/{self.name}", **problem_variables(problem))
-        return Attempt(code=extract_code(reply))
+        return Attempt(code=extract_code(reply, problem.language))
 
 
 @dataclass(frozen=True)
@@ -85,13 +85,13 @@ class Direct(OneCallStrategy):
             return await self._best_of_n(problem, ctx)
         greedy = ctx.temperature is None and not self.config.sampled
         reply = await ask(ctx.with_temperature(0.0) if greedy else ctx, DIRECT, **problem_variables(problem))
-        return Attempt(code=extract_code(reply))
+        return Attempt(code=extract_code(reply, problem.language))
 
     async def _best_of_n(self, problem: Problem, ctx: SolveContext) -> Attempt:
         messages = ctx.prompts.messages(DIRECT, **problem_variables(problem))
         reply = await ctx.model.acomplete(messages, temperature=self.config.temperature, max_tokens=ctx.max_tokens,
                                           n=self.config.n)
-        programs = [extract_code(text) for text in reply.texts]
+        programs = [extract_code(text, problem.language) for text in reply.texts]
         reports = [await ctx.check(problem, code) if code.strip() else None for code in programs]
         picks = [pick(reports[:k]) for k in range(1, len(programs) + 1)]
         alternatives = {str(k): programs[i] for k, i in enumerate(picks, 1)}
