@@ -21,8 +21,17 @@ problem's script run 20 times in a row (its judge reused); `--clean-judge-only` 
 Whether the figure is bound by CPU or by waiting: `--in-flight-only` runs the typical checks with --workers, one more
 and twice as many workers, each with the share of the machine's CPU that was busy meanwhile (/proc/stat).
 
+C++ beside Python (issue 41): one stdio problem (read n, then n numbers, print their sum; four tests) with the same
+program in Python and in C++, each check judging all four tests (`Judge.judge`, --workers checks in flight). The C++
+binary is built before the clock starts (the per-executor cache, `build.py`), so a C++ check is its runs only; the
+two alternate for --rounds rounds of --seconds each, with the ratio C++/Python of the time per check in every round
+and the candidate's own CPU per test (the run's wait4 accounting, which a busy neighbour moves less than wall time).
+Compile time apart: cold builds in the sandbox, one at a time, of a `#include <bits/stdc++.h>` program and of an
+`<iostream>`-only one, each --builds times with distinct sources (no cached binary is hit): the median, min and max.
+`--cpp-only` runs just this section.
+
 Usage: python benchmarks/sandbox_throughput.py [--seconds S] [--workers N] [--data PATH] [--clean-judge-only]
-       [--in-flight-only]
+       [--in-flight-only] [--cpp-only] [--rounds R] [--builds B]
 The last lines are the figures and the ratios against the baselines measured in this same run.
 """
 
@@ -34,6 +43,8 @@ import itertools
 import json
 import multiprocessing
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,13 +55,29 @@ from pathlib import Path
 import official_harness  # a sibling module: the script's directory is on sys.path
 
 from solidcoder.datasets.humaneval import prompt_header
+from solidcoder.execution.build import prepare
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
+from solidcoder.languages import CPP, language
 from solidcoder.problem import Problem, TestCase
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "humaneval_with_sample_io.jsonl"
 STDIN_PROGRAM = "import sys\nprint(sum(map(int, sys.stdin.read().split())))\n"
 STDIN_DATA = " ".join(str(i) for i in range(1000))
+# C++ beside Python: the same program in both languages, the `<iostream>` one also the lighter build.
+SUM_PYTHON = "import sys\nn, *xs = map(int, sys.stdin.read().split())\nprint(sum(xs[:n]))\n"
+SUM_BODY = """int main() {
+  std::ios::sync_with_stdio(false);
+  long long n, x, s = 0;
+  std::cin >> n;
+  for (long long i = 0; i < n; ++i) { std::cin >> x; s += x; }
+  std::cout << s << '\\n';
+}
+"""
+SUM_IOSTREAM = "#include <iostream>\n" + SUM_BODY
+SUM_BITS = "#include <bits/stdc++.h>\nusing namespace std;\n" + SUM_BODY
+SUM_SIZES = (1, 10, 1000, 10000)  # small tests: the run's fixed cost decides
+CONTEST_SIZES = (200_000, 200_000)  # tests of the size competitive problems give (n up to 2 * 10^5)
 
 
 def humaneval_cases(path: Path) -> list[tuple[Problem, str]]:
@@ -121,7 +148,13 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="HumanEval JSONL with canonical solutions")
     parser.add_argument("--clean-judge-only", action="store_true", help="only the clean-judge rule's cost")
     parser.add_argument("--in-flight-only", action="store_true", help="only checks/s and CPU busy by workers")
+    parser.add_argument("--cpp-only", action="store_true", help="only C++ beside Python, and compile time")
+    parser.add_argument("--rounds", type=int, default=3, help="C++/Python alternations (each --seconds per language)")
+    parser.add_argument("--builds", type=int, default=5, help="cold builds per C++ program for the compile time")
     args = parser.parse_args()
+    if args.cpp_only:
+        cpp_section(args.workers, args.seconds, args.rounds, args.builds)
+        return
     cases, workers = humaneval_cases(args.data), args.workers
     if args.in_flight_only:
         typical = [case for case in cases if in_process_seconds(*case) < 1e-3]
@@ -163,6 +196,7 @@ def main() -> None:
     syntax_one = rate(ast.parse, sources, 1, min(args.seconds, 2.0))
     syntax = syntax_rate_all_cores(sources, workers, min(args.seconds, 2.0))
     print(f"syntax check (ast.parse): {syntax_one:,.0f}/s on one core, {syntax:,.0f}/s on {workers} cores")
+    cpp_section(workers, args.seconds, args.rounds, args.builds)
     summary(results, syntax, workers)
 
 
@@ -190,6 +224,90 @@ def clean_judge_cost(pool: SandboxPool, typical: list, workers: int, seconds: fl
     shared = rate(lambda c: _must_pass(judge, *c), [case for case in typical for _ in range(20)], workers, seconds)
     return (f"clean-judge rule: typical checks, a new test script every run {distinct:.1f}/s, each script 20 runs "
             f"in a row {shared:.1f}/s: the rule costs {1 - distinct / shared:.0%} where no script repeats")
+
+
+def sum_problem(language: str, sizes: tuple[int, ...] = SUM_SIZES) -> Problem:
+    """Read n, then n numbers, print their sum: one test of each size, the numbers of either sign."""
+    tests = []
+    for n in sizes:
+        numbers = [(i * 7919) % 2001 - 1000 for i in range(n)]
+        tests.append(TestCase(kind="stdio", stdin=f"{n}\n{' '.join(map(str, numbers))}\n",
+                              expected_stdout=str(sum(numbers))))
+    return Problem(id=f"sum-{language}", kind="stdio", statement="", public_tests=tests, language=language)
+
+
+def cpp_section(workers: int, seconds: float, rounds: int, builds: int) -> None:
+    """C++ checks beside Python checks of the same problem (binary built first), then compile time apart."""
+    if shutil.which("g++") is None:
+        print("C++ beside Python: skipped, g++ is not installed")
+        return
+    with SandboxPool(SandboxConfig(workers=workers), Limits(wall_s=10.0)) as pool:
+        for sizes in (SUM_SIZES, CONTEST_SIZES):
+            print(f"C++ beside Python: stdio sum, {len(sizes)} tests per check (n = {', '.join(map(str, sizes))}), "
+                  f"{workers} checks in flight, the C++ binary built beforehand")
+            ratios = [cpp_round(pool, index, workers, seconds, sizes) for index in range(1, rounds + 1)]
+            print(f"C++/Python time per check after compilation: median {statistics.median(ratios):.2f}x over "
+                  f"{rounds} rounds (min {min(ratios):.2f}x, max {max(ratios):.2f}x; <= 1 means C++ costs no more)")
+        for name, source in (("<bits/stdc++.h>", SUM_BITS), ("<iostream> only", SUM_IOSTREAM)):
+            print(compile_line(pool, name, source, builds))
+
+
+def cpp_round(pool: SandboxPool, index: int, workers: int, seconds: float, sizes: tuple[int, ...]) -> float:
+    """Python's checks, then C++'s; prints both, returns C++'s time per check over Python's."""
+    python, python_cpu = checks_and_cpu(pool, sum_problem("python", sizes), SUM_PYTHON, workers, seconds)
+    cpp, cpp_cpu = checks_and_cpu(pool, sum_problem("cpp", sizes), SUM_IOSTREAM, workers, seconds)
+    print(f"round {index}: python {python:6.1f} checks/s ({1e3 / python:5.1f} ms/check, run CPU {python_cpu:4.2f} "
+          f"ms/test)   C++ {cpp:6.1f} checks/s ({1e3 / cpp:5.1f} ms/check, run CPU {cpp_cpu:4.2f} ms/test)   "
+          f"C++/Python time per check {python / cpp:4.2f}x")
+    return python / cpp
+
+
+def checks_and_cpu(pool: SandboxPool, problem: Problem, code: str, workers: int, seconds: float) -> tuple[float, float]:
+    """Checks per second of `code` on `problem` (every test each check), then its run CPU per test."""
+    judge = Judge(pool)
+    _must_pass(judge, problem, code)  # and, for C++, the build: the binary is kept from here on
+    job = kept_job(pool, problem, code)
+    checks = rate(lambda case: _must_pass(judge, *case), [(problem, code)], workers, seconds)
+    return checks, run_cpu_ms(pool, job, problem)
+
+
+def kept_job(pool: SandboxPool, problem: Problem, code: str) -> dict:
+    """The job that runs `code` on one input, as the judge's plan gets it; exits when a build would be needed (the
+    figure would then include compilation)."""
+    try:
+        next(prepare(pool, language(problem.language), code))
+    except StopIteration as ready:
+        return ready.value.job
+    raise SystemExit(f"{problem.id}: the binary was not kept: the figure would include compilation")
+
+
+def run_cpu_ms(pool: SandboxPool, job: dict, problem: Problem, repeats: int = 10) -> float:
+    """Median CPU of one test's run as the sandbox's wait4 counts it (the run's process and its children)."""
+    limits = Limits(wall_s=problem.time_limit_s, memory_mb=problem.memory_limit_mb)
+    runs = [pool.run(job, test.stdin or "", limits) for test in problem.public_tests for _ in range(repeats)]
+    if not all(run.ok for run in runs):
+        raise SystemExit(f"{problem.id}: a run failed outside the judge: {[r.status for r in runs if not r.ok]}")
+    return 1e3 * statistics.median(run.cpu_s for run in runs)
+
+
+def compile_line(pool: SandboxPool, name: str, source: str, builds: int) -> str:
+    """Cold builds of `source` made distinct by a comment (no kept binary is hit): their sandbox wall time."""
+    seconds = [build_seconds(pool, f"{source}// build {index} {time.time_ns()}\n") for index in range(builds)]
+    return (f"compile {name:15s} median {statistics.median(seconds):5.2f} s over {builds} cold builds "
+            f"(min {min(seconds):.2f}, max {max(seconds):.2f}), one at a time in the sandbox")
+
+
+def build_seconds(pool: SandboxPool, source: str) -> float:
+    """One build through `prepare` (the judge's path): the build job's wall time in the sandbox."""
+    step = prepare(pool, CPP, source)
+    jobs = next(step)  # a new source: the build job
+    try:
+        step.send([pool.run(*job) for job in jobs])
+    except StopIteration as done:
+        if not done.value.built:
+            raise SystemExit(f"the benchmark's C++ program did not build: {done.value.error}") from None
+        return done.value.build_s
+    raise SystemExit("prepare asked for more than one build")
 
 
 def figure_line(name: str, fast: float, slow: float, harness: float | None) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import resource
 import signal
 
 ARTIFACT_FD, REPORT_FD = 6, 3
@@ -67,16 +68,22 @@ def run_exec(job: dict) -> int:
 
 
 def _spawn(command: list[str], stdout: int) -> int:
-    """Run `command` as a child holding only 0, 1 (`stdout`) and 2; its wait status."""
+    """Run `command` as a child holding only 0, 1 (`stdout`) and 2; its wait status. The child is spawned
+    (`posix_spawnp`: the kernel shares this process's memory until the exec, where a fork would copy its page
+    tables, a third of a small program's run), every descriptor above 2 closed at its exec."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     for number in range(1, signal.NSIG):
         try:
             signal.signal(number, signal.SIG_DFL)
         except (OSError, ValueError):  # SIGKILL, SIGSTOP and the real-time signals Python does not name
             continue
-    pid = os.fork()
-    if pid == 0:
-        _exec_child(command, stdout)
+    _close_on_exec()
+    try:
+        pid = os.posix_spawnp(command[0], command, os.environ,
+                              file_actions=[] if stdout == 1 else [(os.POSIX_SPAWN_DUP2, stdout, 1)])
+    except OSError as exc:  # no such command, or not executable: as a shell reports it
+        os.write(2, f"cannot start {command[0]}: {exc.strerror or exc}\n".encode(errors="replace"))
+        return _EXEC_FAILED << 8
     while True:
         try:
             return os.waitpid(pid, 0)[1]
@@ -84,15 +91,18 @@ def _spawn(command: list[str], stdout: int) -> int:
             continue
 
 
-def _exec_child(command: list[str], stdout: int) -> None:
+def _close_on_exec() -> None:
+    """Mark every descriptor above 2 of this process close-on-exec, so the program holds only 0, 1 and 2."""
     try:
-        if stdout != 1:
-            os.dup2(stdout, 1)
-        os.closerange(3, 1 << 16)
-        os.execvp(command[0], command)
-    except BaseException as exc:  # noqa: BLE001 - the child must never return into the harness
-        os.write(2, f"cannot start {command[0]}: {exc}\n".encode(errors="replace"))
-    os._exit(_EXEC_FAILED)
+        numbers = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc: every number the descriptor limit allows
+        numbers = list(range(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
+    for number in numbers:
+        if number > 2:
+            try:
+                os.set_inheritable(number, False)
+            except OSError:  # closed meanwhile (the listing's own descriptor)
+                continue
 
 
 def _write(path: str, data: bytes, mode: int) -> None:
