@@ -1,4 +1,9 @@
-"""Run untrusted, model-written Python quickly and in isolation: a pool of fork-server workers.
+"""Run untrusted, model-written programs quickly and in isolation: a pool of fork-server workers.
+
+Python runs in the zygote's own interpreter (the guarantees below are stated for it). A program in another language
+(`languages.py`: C++, JavaScript) runs as a `build` job (the compiler) and then `exec` jobs (the binary, or node on
+the source), each a child of the run's init under the same layers: namespaces, uid, rlimits, cgroup and the seccomp
+filter, which survives exec (`inside/native.py`; on the host, `build.py` keeps binaries by source hash).
 
 Each worker (`worker.py`) is a "zygote" process (`inside/zygote.py`) that has already imported the modules solutions
 use; a run is a fresh child cloned from it, so starting a program costs a clone, not an interpreter. The modules named
