@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,8 @@ import pytest
 from bench_support import rows
 from stage_router import StageRouter, template_of
 
+from solidcoder.bench.metrics import Summary
+from solidcoder.bench.report import baseline
 from solidcoder.datasets import DataOptions, load_dataset
 from solidcoder.problem import Problem, TestCase
 from solidcoder.stages.base import extract_code
@@ -130,6 +133,9 @@ def test_bench_records_the_language_and_report_shows_it(scripted_server, tmp_pat
     report = subprocess.run([sys.executable, "-m", "solidcoder", "report", str(tmp_path / "run")],
                             capture_output=True, text=True, timeout=60, cwd=REPO)
     assert report.returncode == 0 and "direct [cpp]" in report.stdout, report.stderr
+    show = subprocess.run([sys.executable, "-m", "solidcoder", "show", str(tmp_path / "run")], capture_output=True,
+                          text=True, timeout=60, cwd=REPO, env={**os.environ, "COLUMNS": "200"})
+    assert show.returncode == 0 and show.stdout.count("direct [cpp]") == len(found), show.stderr
 
 
 ADD = Problem(id="add", kind="stdio", statement="print a+b", language="cpp",
@@ -161,3 +167,13 @@ def test_live_execution_runs_generated_stdin_tests_on_the_binary(sandbox_pool):
 ])
 def test_a_cpp_program_is_read_from_its_fenced_block(reply, program):
     assert extract_code(reply, "cpp") == program
+
+
+def test_a_cpp_configuration_is_compared_with_direct_in_cpp():
+    def summary(strategy: str, language: str) -> Summary:
+        return Summary("apps", strategy, "m", f"{strategy}-{language}", problems=3, language=language)
+
+    runs = [summary("direct", "python"), summary("direct", "cpp"), summary("solidcoder-routed", "python"),
+            summary("solidcoder-routed", "cpp")]
+    assert [baseline(runs, s) for s in runs] == [None, runs[0], runs[0], runs[1]]
+    assert [s.name for s in runs] == ["direct", "direct [cpp]", "solidcoder-routed", "solidcoder-routed [cpp]"]

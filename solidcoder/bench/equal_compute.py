@@ -58,7 +58,7 @@ def tokens_for(sampled: Summary, k: int) -> float:
 def equal_compute(summaries: list[Summary], s: Summary) -> EqualCompute | None:
     """`s` against the best-of-n run on its dataset and model with the closest tokens; None without one."""
     runs = [o for o in summaries if o.strategy.startswith(BEST_OF) and o.dataset == s.dataset and o.model == s.model
-            and o.alternatives and o is not s and samples_of(o)]
+            and o.language == s.language and o.alternatives and o is not s and samples_of(o)]
     if not runs or s.strategy.startswith(BEST_OF) or not s.problems:
         return None
     sampled = runs[0]

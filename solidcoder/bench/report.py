@@ -254,10 +254,13 @@ def interval_lines(summaries: list[Summary]) -> list[str]:
 
 
 def baseline(summaries: list[Summary], s: Summary) -> Summary | None:
-    """What `s` is compared with: Direct on the same dataset and model when the report holds it, else the
-    dataset's first configuration; None for the baseline itself."""
+    """What `s` is compared with: Direct on the same dataset and model when the report holds it (in the same
+    language where it can; Direct in another language against Direct in Python), else the dataset's first
+    configuration; None for the baseline itself."""
     same = [o for o in summaries if o.dataset == s.dataset and o.problems]
-    direct = [o for o in same if o.strategy == "direct" and o.model == s.model]
+    wanted = "python" if s.strategy == "direct" else s.language
+    direct = sorted((o for o in same if o.strategy == "direct" and o.model == s.model),
+                    key=lambda o: o.language != wanted)
     found = (direct or same or [None])[0]
     return None if found is s else found
 
