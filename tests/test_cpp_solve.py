@@ -177,3 +177,17 @@ def test_a_cpp_configuration_is_compared_with_direct_in_cpp():
             summary("solidcoder-routed", "cpp")]
     assert [baseline(runs, s) for s in runs] == [None, runs[0], runs[0], runs[1]]
     assert [s.name for s in runs] == ["direct", "direct [cpp]", "solidcoder-routed", "solidcoder-routed [cpp]"]
+
+
+JS = ('const [n, s] = require("fs").readFileSync(0, "utf8").split(/\\s+/);\nlet taken = 0;\n'
+      'for (let i = 1; i < Number(n); i++) if (s[i] === s[i - 1]) taken++;\nconsole.log(taken);\n')
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (.ci/run installs it)")
+def test_the_second_language_goes_through_the_same_path(scripted_server, tmp_path):
+    router = StageRouter(scripted_server)
+    router.defaults["strategies/direct"] = f"```javascript\n{JS}```"
+    done = solve(scripted_server, str(STONES), "--language", "javascript", "--strategy", "direct", "--run-dir",
+                 str(tmp_path / "run"))
+    assert (done.returncode, done.stdout) == (0, JS), done.stderr
+    assert "JavaScript (Node.js)" in scripted_server.chat_requests()[0].body["messages"][-1]["content"]
