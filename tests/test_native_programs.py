@@ -98,3 +98,14 @@ def test_a_program_cannot_forge_its_exit_nor_reach_its_init_nor_an_earlier_run(p
     later = Judge(pool).judge(dataclasses.replace(ADD, public_tests=[TestCase(kind="stdio", stdin="",
                                                                               expected_stdout="0")]), reader)
     assert later.passed, later.verdicts
+
+
+@needs_gxx
+def test_a_kept_binary_is_one_of_the_same_build_command_and_limits(pool):
+    source = RIGHT + "// limits\n"
+    first = prepare(pool, CPP, source)
+    jobs = next(first)
+    with pytest.raises(StopIteration):
+        first.send([pool.run(*jobs[0])])
+    other = dataclasses.replace(CPP, build=dataclasses.replace(CPP.build, memory_mb=1024))
+    assert next(prepare(pool, other, source))[0][0]["mode"] == "build"  # other limits: built again, not reused

@@ -55,7 +55,7 @@ def prepare(pool: Executor, language: Language, code: str) -> Step:
     if language.build is None:
         return Program(language.name, _run_job(language, code))
     kept = _kept(pool)
-    key = hashlib.sha256(f"{language.name}\0{code}".encode()).hexdigest()
+    key = hashlib.sha256(f"{language.name}\0{language.build!r}\0{code}".encode()).hexdigest()  # flags, limits too
     if key in kept:
         kept.move_to_end(key)
         return kept[key]
