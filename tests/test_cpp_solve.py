@@ -191,3 +191,17 @@ def test_the_second_language_goes_through_the_same_path(scripted_server, tmp_pat
                  str(tmp_path / "run"))
     assert (done.returncode, done.stdout) == (0, JS), done.stderr
     assert "JavaScript (Node.js)" in scripted_server.chat_requests()[0].body["messages"][-1]["content"]
+
+
+def test_the_oracles_stdin_test_runs_the_binary_and_its_property_check_stays_python(scripted_server, tmp_path):
+    red_team = ('{"assumption": "one colour only", "stdin": "4\\nBBBB", '
+                '"property": "0 <= int(stdout) < int(stdin.split()[0])"}')
+    router = StageRouter(scripted_server, code=cpp(RIGHT), red_team=red_team)
+    done = solve(scripted_server, str(STONES), "--language", "cpp", "--strategy", "solidcoder+", "--plans", "1",
+                 "--debug-rounds", "1", "--oracle-rounds", "1", "--candidates", "1", "--run-dir", str(tmp_path / "r"))
+    assert (done.returncode, done.stdout) == (0, RIGHT), done.stderr
+    steps = json.loads(next((tmp_path / "r").rglob("trajectory.json")).read_text())["steps"]
+    runs = [run for step in steps if step.get("type") == "execution" and step.get("program") == RIGHT
+            for run in step.get("tests", [])]
+    oracle = [run for run in runs if run.get("input", "").startswith("4\nBBBB")]
+    assert "red_team" in router.seen and oracle and {run["status"] for run in oracle} == {"pass"}, runs
