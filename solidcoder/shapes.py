@@ -137,6 +137,7 @@ _ROW = {"key": TEXT, "id": TEXT, "dataset": TEXT, "strategy": TEXT, "model": TEX
         "wall_s": NUMBER, "error": TEXT, "code": TEXT, "language": TEXT, "notes": NOTES, "template_usage": USAGE,
         "stage_usage": USAGE}
 RESULT = Obj({**_ROW, "passed": FLAG, "tests_passed": COUNT, "tests_total": COUNT, "first_failure": TEXT,
+              "first_status": TEXT,
               "kept_tests": Either((COUNT, NULL)), "false_alarms": Either((COUNT, NULL)),
               "alternatives_passed": MapOf(FLAG)}, needed=("key", "id", "passed"))
 ERROR = Obj(_ROW, needed=("key", "id"))

@@ -275,6 +275,7 @@ class ResultRow:
     tests_passed: int | None = None
     tests_total: int | None = None
     first_failure: str | None = None
+    first_status: str | None = None  # its verdict (fail, error, timeout, compile_error ...); rows before 12-06: None
     code: str | None = None
     language: str | None = None  # the program's (`languages.py`); None in a trace task's row and rows before 12-06
     notes: Notes | None = None

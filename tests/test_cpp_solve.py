@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,8 @@ def test_bench_records_the_language_and_report_shows_it(scripted_server, tmp_pat
     report = subprocess.run([sys.executable, "-m", "solidcoder", "report", str(tmp_path / "run")],
                             capture_output=True, text=True, timeout=60, cwd=REPO)
     assert report.returncode == 0 and "direct [cpp]" in report.stdout, report.stderr
+    endings = Counter("pass" if row["passed"] else row["first_status"] for row in found)
+    assert f"answers by ending: {', '.join(f'{k} {n}' for k, n in endings.most_common())}" in report.stdout
     show = subprocess.run([sys.executable, "-m", "solidcoder", "show", str(tmp_path / "run")], capture_output=True,
                           text=True, timeout=60, cwd=REPO, env={**os.environ, "COLUMNS": "200"})
     assert show.returncode == 0 and show.stdout.count("direct [cpp]") == len(found), show.stderr

@@ -59,6 +59,8 @@ class Summary:
     per_problem: dict[str, float] = field(default_factory=dict)  # problem id -> pass@1 (the mean over its samples)
     # problem id -> {alternative: passed} (rows' `alternatives_passed`: best-of-n's pick among its first k samples)
     alternatives: dict[str, dict[str, bool]] = field(default_factory=dict)
+    tests_share: float | None = None  # the mean share of its hidden tests an answer passed (None: no counts)
+    endings: dict[str, int] = field(default_factory=dict)  # "pass" or the first failing test's verdict -> answers
 
     @property
     def pass1(self) -> float:
@@ -116,6 +118,7 @@ def _summary(group: tuple, rows: list[ResultRow], infra: int) -> Summary:
     if not rows:
         return summary
     summary.language = rows[0].language or "python"
+    _count_endings(summary, rows)
     n = min(len(v) for v in per_problem.values())
     summary.samples = n
     for k in sorted({1, n} | {k for k in (5, 10, 100) if k <= n}):
@@ -141,6 +144,17 @@ def _count_rounds(summary: Summary, row: ResultRow) -> None:
     oracle = row.notes.oracle if row.notes else None
     for outcome in oracle.outcomes if oracle else ():
         summary.oracle_rounds[outcome] = summary.oracle_rounds.get(outcome, 0) + 1
+
+
+def _count_endings(summary: Summary, rows: list[ResultRow]) -> None:
+    """How the answers did on the hidden tests: the mean share passed, and each answer's ending (rows before
+    2026-12-06 have no `first_status`: only the share is counted for them)."""
+    counted = [row.tests_passed / row.tests_total for row in rows if row.tests_total and row.tests_passed is not None]
+    summary.tests_share = sum(counted) / len(counted) if counted else None
+    for row in rows:
+        ending = "pass" if row.passed else row.first_status
+        if ending:
+            summary.endings[ending] = summary.endings.get(ending, 0) + 1
 
 
 def _count_tiers(summary: Summary, row: ResultRow, problems: int) -> None:

@@ -141,7 +141,7 @@ def print_tables(summaries: list[Summary]) -> None:
                                   ("per problem: calls, tokens, cost, time", cost_table(summaries))):
         table = _table(title, header, rows)
         console.print(table if _narrowest(console, table) <= console.width else _stacked(title, header, rows))
-    lines = signal_lines(summaries) + oracle_lines(summaries) \
+    lines = signal_lines(summaries) + ending_lines(summaries) + oracle_lines(summaries) \
         + precision_lines(summaries) + tier_lines(summaries) + template_lines(summaries)
     for line in lines:
         console.print(_text(line), overflow="fold")
@@ -223,6 +223,18 @@ def tier_lines(summaries: list[Summary]) -> list[str]:
             + "; tokens per problem spent in "
             + ", ".join(f"tier {t}: {n:.0f}" for t, n in sorted(s.tier_tokens.items()))
             for s in summaries if s.tiers]
+
+
+def ending_lines(summaries: list[Summary]) -> list[str]:
+    """How each configuration's answers did on the hidden tests: the mean share of tests passed, and how many
+    answers passed or failed first by each verdict (wrong output, runtime error, time limit, compile error ...)."""
+    return [f"{s.dataset} {method(s)}: answers passed {s.tests_share:.1%} of their hidden tests on average"
+            + _endings(s) for s in summaries if s.tests_share is not None]
+
+
+def _endings(s: Summary) -> str:
+    ordered = sorted(s.endings.items(), key=lambda kv: -kv[1])
+    return "; answers by ending: " + ", ".join(f"{status} {n}" for status, n in ordered) if ordered else ""
 
 
 def oracle_lines(summaries: list[Summary]) -> list[str]:

@@ -70,11 +70,12 @@ class CodeTask:
         attempt = await self.strategy.solve(problem, ctx)
         judge = model.executions.judge(self.pool, "hidden")  # records the scoring as every other execution
         report = await judge.ajudge(problem, attempt.code, problem.hidden_tests)  # SandboxFailure: not scored
-        failure = report.failures()[0].detail[:300] if report.failures() else ""
+        first = report.failures()[0] if report.failures() else None
         kept, alarms = await self.false_alarms(problem, attempt, report, model.executions)
         alternatives = await self.alternatives(problem, attempt, judge, report)
         return ResultRow(passed=report.passed, tests_passed=report.pass_count, tests_total=report.total,
-                         first_failure=failure, code=attempt.code, notes=attempt.notes(), kept_tests=kept,
+                         first_failure=first.detail[:300] if first else "", first_status=first and first.status,
+                         code=attempt.code, notes=attempt.notes(), kept_tests=kept,
                          false_alarms=alarms, alternatives_passed=alternatives, language=problem.language)
 
     async def alternatives(self, problem: Problem, attempt: Attempt, judge,
