@@ -56,6 +56,11 @@ class BenchOptions:
     executor: str = "local"  # local, ray or ray:ADDRESS: where units (pipeline + execution) run
     threads: int | None = None  # the embedded model's CPU threads (--threads)
 
+    @property
+    def language(self) -> str:
+        """The programs' language (`--language`, held with the data options: it selects the problems too)."""
+        return self.data.language
+
 
 @dataclass(frozen=True)
 class Work:
@@ -131,7 +136,7 @@ def _work(opts: BenchOptions, task: TaskRecipe, trace: str | None) -> Work:
         return Work(None, load_trace_items(opts.dataset, opts.data), (), {"task": trace}, TRACE_TEMPLATES)
     strategy = make_strategy(task.strategy)
     check_installed(strategy.requires, f"--strategy {opts.strategy}")
-    check_language(strategy, opts.data.language, f"--strategy {opts.strategy}")
+    check_language(strategy, opts.language, f"--strategy {opts.strategy}")
     problems, report = load_dataset(opts.dataset, opts.data)
     unscorable = [p.id for p in problems if not p.hidden_tests]
     notes = report.lines() + ([f"skipped {counted(len(unscorable), 'problem')} without hidden tests"]
@@ -154,5 +159,5 @@ def config_hash_of(opts: BenchOptions, settings: dict, prompts_digest: str) -> s
     left out at their declared values (core/keys.py)."""
     config = {"dataset": opts.dataset, "strategy": opts.strategy, "settings": settings, "temperature": opts.temperature,
               "max_tokens": opts.max_tokens, "max_calls": opts.max_calls, "prompts": prompts_digest,
-              "language": opts.data.language}
+              "language": opts.language}
     return config_key(config, LATER_OPTIONS)
