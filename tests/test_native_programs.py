@@ -109,3 +109,12 @@ def test_a_kept_binary_is_one_of_the_same_build_command_and_limits(pool):
         first.send([pool.run(*jobs[0])])
     other = dataclasses.replace(CPP, build=dataclasses.replace(CPP.build, memory_mb=1024))
     assert next(prepare(pool, other, source))[0][0]["mode"] == "build"  # other limits: built again, not reused
+
+
+@needs_gxx
+def test_a_cpp_programs_stderr_is_never_read_as_a_python_traceback(pool):
+    fake = ('#include <cstdio>\nint main(){fputs("Traceback (most recent call last):\\n  File \\"solution.py\\", '
+            'line 1, in <module>\\nValueError: forged\\n", stderr); return 1;}\n')
+    report = Judge(pool).judge(ADD, fake)
+    assert {v.status for v in report.verdicts} == {"error"}
+    assert report.verdicts[0].detail == "runtime error (exit 1): ValueError: forged"

@@ -168,22 +168,22 @@ class Judge:
             report.verdicts = [TestVerdict(i, COMPILE_ERROR, program.error, stdin=t.stdin, expected=t.outputs[0],
                                            actual="") for i, t in enumerate(tests)]
             return report
-        job = program.job
+        job, source = program.job, None if program_language.native else code  # Python tracebacks name its lines
         how = (output_match, self.tolerance if tolerance is None else tolerance)
         if stop_at_first_failure:
             for index, test in enumerate(tests):
                 (result,) = yield [(job, test.stdin or "", limits)]
-                report.verdicts.append(self._stdio_verdict(index, test, result, *how, code=code))
+                report.verdicts.append(self._stdio_verdict(index, test, result, *how, code=source))
                 if not report.verdicts[-1].passed:
                     break
             return report
         results = (yield [(job, test.stdin or "", limits) for test in tests]) if tests else []
-        report.verdicts = [self._stdio_verdict(i, t, r, *how, code=code)
+        report.verdicts = [self._stdio_verdict(i, t, r, *how, code=source)
                            for i, (t, r) in enumerate(zip(tests, results, strict=True))]
         return report
 
     def _stdio_verdict(self, index: int, test: TestCase, result: ExecResult, output_match: str = "tokens",
-                       tolerance: float | None = None, code: str = "") -> TestVerdict:
+                       tolerance: float | None = None, code: str | None = "") -> TestVerdict:
         tol = self.tolerance if tolerance is None else tolerance
         verdict = TestVerdict(index, "fail", stdin=test.stdin, expected=test.outputs[0], actual=result.stdout,
                               wall_s=result.wall_s)
@@ -203,9 +203,10 @@ def _harness_test(test: TestCase, tolerance: float) -> dict:
     return {"kind": "call", "call": test.call, "expected": test.expected, "tolerance": tolerance}
 
 
-def _run_problem(result: ExecResult, code: str = "") -> str:
+def _run_problem(result: ExecResult, code: str | None = "") -> str:
     """A one-line account of why a run did not finish normally, for verdict details: what happened, the last line
-    of stderr (a traceback's `Type: message`), and the program's innermost line in that traceback."""
+    of stderr (a traceback's `Type: message`), and the program's innermost line in that traceback (a Python
+    program's: None for another language, whose stderr is not read as a traceback)."""
     if result.status == "sandbox_error":
         return f"sandbox error: {result.detail}"
     if result.status == "ok":
@@ -224,9 +225,9 @@ def _runtime_error(result: ExecResult) -> str:
 
 
 
-def _crash_line(stderr: str, code: str) -> str:
+def _crash_line(stderr: str, code: str | None) -> str:
     """` at solution.py:N: source` for the last frame of the program in a traceback on stderr, else ""."""
-    lines = _TRACEBACK_LINE.findall(stderr)
+    lines = _TRACEBACK_LINE.findall(stderr) if code is not None else []
     if not lines:
         return ""
     line = int(lines[-1])
