@@ -88,22 +88,28 @@ def load_input(path: Path, stdio: bool = False, function: str | None = None, tes
     is read as stdin/stdout and a call problem is bad input."""
     if stdio and function:
         raise BadInput("give either --stdio or --function NAME, not both")
-    entry = chosen(program_language or "python")
+    native = chosen(program_language or "python").native
     if path.suffix in (".json", ".jsonl"):
         problem = load_problem(path)
         if (stdio and problem.kind != "stdio") or (function and problem.entry_point != function):
             raise BadInput(f"{path}: --stdio/--function contradict the problem file (kind {problem.kind!r})")
     else:
-        problem = read_problem_text(path, "stdio" if stdio or entry.native and not function else None, function)
-    if entry.native and problem.kind == "call":
-        raise BadInput(f"--language {entry.name}: {path} is a call problem (a function called with arguments, tested "
-                       f"by Python calls); {entry.name} programs are judged on standard input and output only")
-    problem = replace(problem, language=program_language) if program_language else problem
-    chosen(problem.language)  # a problem file's own language needs its toolchain too
+        problem = read_problem_text(path, "stdio" if stdio or native and not function else None, function)
+    problem = _in_language(problem, path, program_language)
     if tests is not None:
         problem.public_tests = problem.public_tests + read_tests(tests, problem.kind)
     warn_before_calls(problem, Console(stderr=True))
     return problem
+
+
+def _in_language(problem: Problem, path: Path, program_language: str | None) -> Problem:
+    """`problem` with its program asked for in `program_language` (None: its own), whose toolchain is installed;
+    BadInput for a call problem in a language other than Python."""
+    entry = chosen(program_language or problem.language)
+    if entry.native and problem.kind == "call":
+        raise BadInput(f"--language {entry.name}: {path} is a call problem (a function called with arguments, tested "
+                       f"by Python calls); {entry.name} programs are judged on standard input and output only")
+    return replace(problem, language=entry.name)
 
 
 def warn_before_calls(problem: Problem, console: Console) -> None:
