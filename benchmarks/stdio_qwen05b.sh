@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Qwen2.5-Coder-0.5B on stdin/stdout problems, Python beside C++ (issue 41): APPS-150's 49 stdin problems and the
 # CodeContests sample (20), greedy Direct then routed v2 (`solidcoder-routed`, solve's default), each in both
-# languages. Resumable: rerun to go on. Results: benchmarks/results/stdio_qwen05b/ (its README reads them).
+# languages. APPS goes in steps of 10 problems, Python then C++, so that a run stopped part-way has both languages
+# on the same problems. Resumable: rerun to go on (recorded calls are replayed, not paid again).
+# Results: benchmarks/results/stdio_qwen05b/ (its README reads them).
 # Usage: bash benchmarks/stdio_qwen05b.sh [DATA_DIR] [GGUF]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,10 +14,12 @@ common=(--model "$gguf" --max-tokens 1024 --concurrency 1 --workers 1 --max-call
 apps=(--dataset apps --data-file "$data/apps_selected150.jsonl" --ids "$out/apps_stdin_ids.txt")
 cc=(--dataset codecontests --data-file "$data/codecontests_sample19.jsonl")
 for strategy in direct solidcoder-routed; do
-  for dataset in cc apps; do
+  for language in python cpp; do
+    solidcoder bench "${cc[@]}" "${common[@]}" --strategy "$strategy" --language "$language"
+  done
+  for limit in 10 20 30 40 49; do
     for language in python cpp; do
-      if [ "$dataset" = cc ]; then set -- "${cc[@]}"; else set -- "${apps[@]}"; fi
-      solidcoder bench "$@" "${common[@]}" --strategy "$strategy" --language "$language"
+      solidcoder bench "${apps[@]}" --limit "$limit" "${common[@]}" --strategy "$strategy" --language "$language"
     done
   done
 done
