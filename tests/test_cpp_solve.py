@@ -19,7 +19,7 @@ from bench_support import rows
 from stage_router import StageRouter, template_of
 
 from solidcoder.bench.metrics import Summary
-from solidcoder.bench.report import baseline
+from solidcoder.bench.report import _distinct_names, baseline
 from solidcoder.datasets import DataOptions, load_dataset
 from solidcoder.problem import Problem, TestCase
 from solidcoder.stages.base import extract_code
@@ -180,6 +180,8 @@ def test_a_cpp_configuration_is_compared_with_direct_in_cpp():
             summary("solidcoder-routed", "cpp")]
     assert [baseline(runs, s) for s in runs] == [None, runs[0], runs[0], runs[1]]
     assert [s.name for s in runs] == ["direct", "direct [cpp]", "solidcoder-routed", "solidcoder-routed [cpp]"]
+    named = [s.name for s in _distinct_names(runs)]  # beside C++, Python's are named too
+    assert named == ["direct [python]", "direct [cpp]", "solidcoder-routed [python]", "solidcoder-routed [cpp]"]
 
 
 JS = ('const [n, s] = require("fs").readFileSync(0, "utf8").split(/\\s+/);\nlet taken = 0;\n'

@@ -72,7 +72,10 @@ def _reruns(run_dir: Path, rows: list[ResultRow], earlier: set[str]) -> list[Res
 def _distinct_names(summaries: list[Summary]) -> list[Summary]:
     """Two configurations of one method, model and dataset (other options, templates or code) are told apart by
     their configuration hash, and two runs of one configuration by directory: the tables key their rows by name,
-    and one would hide the other."""
+    and one would hide the other. Where the report holds programs in several languages, Python's are named too."""
+    if len({s.language for s in summaries}) > 1:  # Python beside another language: every name says its language
+        for s in (s for s in summaries if s.language == "python"):
+            s.label = f"{s.name} [python]"
     seen = Counter((s.dataset, s.name, s.model) for s in summaries)
     for s in summaries:
         if seen[s.dataset, s.name, s.model] > 1:
