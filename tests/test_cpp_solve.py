@@ -21,6 +21,7 @@ from stage_router import StageRouter, template_of
 from solidcoder.bench.metrics import Summary
 from solidcoder.bench.report import _distinct_names, baseline
 from solidcoder.datasets import DataOptions, load_dataset
+from solidcoder.errors import BadInput
 from solidcoder.problem import Problem, TestCase
 from solidcoder.stages.base import extract_code
 from solidcoder.stages.live import GeneratedTest, LiveExecutor, SuiteTest
@@ -210,3 +211,17 @@ def test_the_oracles_stdin_test_runs_the_binary_and_its_property_check_stays_pyt
             for run in step.get("tests", [])]
     oracle = [run for run in runs if run.get("input", "").startswith("4\nBBBB")]
     assert "red_team" in router.seen and oracle and {run["status"] for run in oracle} == {"pass"}, runs
+
+
+@pytest.mark.parametrize(("dataset", "left_out"), [("apps", True), ("codecontests", False), ("livecodebench", True)])
+def test_a_dataset_in_cpp_is_its_stdin_problems(dataset, left_out):
+    data = REPO / "tests" / "fixtures" / "data" / f"{dataset}.jsonl"
+    everything, _ = load_dataset(dataset, DataOptions(data_file=data))
+    problems, report = load_dataset(dataset, DataOptions(data_file=data, language="cpp"))
+    assert [p.id for p in problems] == [p.id for p in everything if p.kind == "stdio"]
+    assert {p.language for p in problems} == {"cpp"} and bool(report.left_out) == left_out
+
+
+def test_a_dataset_of_call_problems_in_cpp_is_bad_input():
+    with pytest.raises(BadInput, match="mbpp has only call problems"):
+        load_dataset("mbpp", DataOptions(data_file=REPO / "tests" / "fixtures" / "data" / "mbpp.jsonl", language="cpp"))
