@@ -87,8 +87,22 @@ PEERS_REPORT = [
 ]
 
 
+STDIO_REPORT = [
+    ("| 20 | 0.0 % [0.0, 16.1] | 8.3% | fail 10, compile_error 7, error 3 |",
+     "codecontests direct [cpp] (qwen2.5-coder-0.5b-instruct-q4_k_m.gguf): answers passed 8.3% of their hidden tests "
+     "on average; answers by ending: fail 10, compile_error 7, error 3"),
+    ("| 49 | 0.0 % [0.0, 7.3] | 10.0% | fail 29, compile_error 17, error 3 |",
+     "apps direct [cpp] (qwen2.5-coder-0.5b-instruct-q4_k_m.gguf): answers passed 10.0% of their hidden tests on "
+     "average; answers by ending: fail 29, compile_error 17, error 3"),
+    ("| 49 | 0.0 % [0.0, 7.3] | 9.2% | fail 32, error 17 |",
+     "apps direct [python] (qwen2.5-coder-0.5b-instruct-q4_k_m.gguf): answers passed 9.2% of their hidden tests on "
+     "average; answers by ending: fail 32, error 17"),
+]
+
+
 @pytest.mark.parametrize(("run", "figures"), [("mbpp_report40_qwen05b", MBPP_REPORT),
-                                              ("humaneval_dev40_qwen05b_peers", PEERS_REPORT)])
+                                              ("humaneval_dev40_qwen05b_peers", PEERS_REPORT),
+                                              ("stdio_qwen05b", STDIO_REPORT)])
 def test_the_report_of_a_committed_run_states_the_figures_its_readme_quotes(run, figures):
     readme = " ".join((RECORDED / run / "README.md").read_text(encoding="utf-8").split())
     printed = report(RECORDED / run)
