@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import json
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
 from solidcoder.execution.build import prepare
 from solidcoder.execution.judge import Judge
 from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
-from solidcoder.languages import CPP, by_suffix
+from solidcoder.execution.sealed import SEALS, SealedFiles, sealed
+from solidcoder.languages import CPP, by_suffix, missing_libraries
 from solidcoder.problem import Problem, TestCase
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed (.ci/run installs it)")
@@ -118,3 +124,82 @@ def test_a_cpp_programs_stderr_is_never_read_as_a_python_traceback(pool):
     report = Judge(pool).judge(ADD, fake)
     assert {v.status for v in report.verdicts} == {"error"}
     assert report.verdicts[0].detail == "runtime error (exit 1): ValueError: forged"
+
+
+SELF_WRITER = r'''#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+int main(){
+  char exe[256] = {0};
+  readlink("/proc/self/exe", exe, sizeof exe - 1);
+  int rw = open("/proc/self/exe", O_WRONLY);
+  int wrote = rw >= 0 ? (int)write(rw, "x", 1) : -1;
+  printf("%s %d\n", exe, wrote);
+}
+'''
+
+
+def built(pool: SandboxPool, code: str):
+    step = prepare(pool, CPP, code)
+    jobs = next(step)
+    with pytest.raises(StopIteration) as done:
+        step.send([pool.run(*jobs[0])])
+    return done.value.value
+
+
+@needs_gxx
+def test_a_binary_runs_in_place_from_its_sealed_copy_and_cannot_change_it(pool):
+    program = built(pool, SELF_WRITER)
+    first, second = pool.run(program.job), pool.run(program.job)
+    assert first.ok and first.stdout.startswith("/memfd:solidcoder-binary"), first  # no copy in the run's folder
+    assert first.stdout.split()[-1] == "-1" and second.stdout == first.stdout  # nothing written, the next run alike
+
+
+def test_a_sealed_file_refuses_every_writer_and_its_keeper_forgets_the_oldest():
+    fd = sealed(b"\x7fELF binary")
+    try:
+        assert os.pread(fd, 16, 0) == b"\x7fELF binary" and fcntl.fcntl(fd, fcntl.F_GET_SEALS) & SEALS == SEALS
+        writer = os.open(f"/proc/self/fd/{fd}", os.O_WRONLY)
+        with pytest.raises(PermissionError):
+            os.write(writer, b"changed")
+        os.close(writer)
+        with pytest.raises(OSError):
+            os.write(fd, b"changed")  # read-only
+    finally:
+        os.close(fd)
+    keeper = SealedFiles(limit=2)
+    copies = [keeper.open(digest, digest.encode()) for digest in ("a", "b", "c")]
+    assert [os.pread(fd, 1, 0) for fd in copies] == [b"a", b"b", b"c"]
+    assert len(keeper._fds) == 2 and "a" not in keeper._fds  # a copy given out stays readable (its own descriptor)
+    keeper.close()
+    for fd in copies:
+        os.close(fd)
+
+
+FALLBACK = r'''
+import os, sys
+from solidcoder.execution.inside import native
+binary = open(sys.argv[1], "rb").read()
+memfd = os.memfd_create("not-executable", os.MFD_CLOEXEC | 0x0008)  # MFD_NOEXEC_SEAL: exec refused in place
+os.write(memfd, binary)
+os.dup2(memfd, native.ARTIFACT_FD)
+os.dup2(os.open("report", os.O_WRONLY | os.O_CREAT, 0o600), native.REPORT_FD)
+native.run_exec({"mode": "exec", "code": None, "source": "solution", "command": ["./solution", "copied"]})
+'''
+
+
+def test_a_binary_that_may_not_run_in_place_runs_from_a_copy(tmp_path):
+    shutil.copy("/bin/echo", tmp_path / "echo")
+    done = subprocess.run([sys.executable, "-c", FALLBACK, str(tmp_path / "echo")], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=30, check=False)
+    if "Invalid argument" in done.stderr:
+        pytest.skip("this kernel has no MFD_NOEXEC_SEAL (Linux < 6.3)")
+    assert done.stdout == "copied\n" and (tmp_path / "solution").exists(), done.stderr
+    assert json.loads((tmp_path / "report").read_text()) == {"event": "exit", "exit_code": 0, "signal": None}
+
+
+@needs_gxx
+def test_the_static_libraries_cpp_links_with_are_looked_for_before_any_call():
+    assert missing_libraries(CPP) == []  # scripts/test.sh installs g++ with them
+    assert missing_libraries(dataclasses.replace(CPP, libraries=("libnosuch.a", "libc.a"))) == ["libnosuch.a"]
+    assert missing_libraries(dataclasses.replace(CPP, toolchain="no-such-g++")) == ["libc.a", "libstdc++.a"]

@@ -27,7 +27,7 @@ from solidcoder.problem import Problem
 
 COMPILE_ERROR = "compile_error"
 MAX_ERROR_LINES, MAX_ERROR_CHARS = 12, 1500  # of the compiler's diagnostics, in verdicts and debug prompts
-KEPT_BUILDS = 256  # binaries kept per executor, least recently used dropped
+KEPT_BUILDS = 64  # binaries kept per executor (up to 2 MB each), least recently used dropped
 
 Step = Generator[list[tuple[dict, str, Limits]], list[ExecResult], "Program"]
 
@@ -108,8 +108,8 @@ def _run_job(language: Language, code: str, binary: bytes = b"") -> dict:
         return {"mode": "stdio", "code": code}
     if language.build is None:
         return {"mode": "exec", "code": code, "source": language.source, "command": list(language.run)}
-    return {"mode": "exec", "code": None, "binary": binary, "source": language.build.output,
-            "command": list(language.run)}
+    return {"mode": "exec", "code": None, "binary": binary, "digest": hashlib.sha256(binary).hexdigest(),
+            "source": language.build.output, "command": list(language.run)}
 
 
 def _built(language: Language, result: ExecResult) -> Program:

@@ -3,7 +3,8 @@
 Python runs in the zygote's own interpreter (the guarantees below are stated for it). A program in another language
 (`languages.py`: C++, JavaScript) runs as a `build` job (the compiler) and then `exec` jobs (the binary, or node on
 the source), each a child of the run's init under the same layers: namespaces, uid, rlimits, cgroup and the seccomp
-filter, which survives exec (`inside/native.py`; on the host, `build.py` keeps binaries by source hash).
+filter, which survives exec (`inside/native.py`; on the host, `build.py` keeps binaries by source hash and the pool
+keeps each as a sealed memfd that its runs execute in place, `sealed.py`).
 
 Each worker (`worker.py`) is a "zygote" process (`inside/zygote.py`) that has already imported the modules solutions
 use; a run is a fresh child cloned from it, so starting a program costs a clone, not an interpreter. The modules named
@@ -103,6 +104,7 @@ from solidcoder.execution.inside.children import judge_slots
 from solidcoder.execution.inside.isolation import Layer
 from solidcoder.execution.inside.rootfs import hidden_paths
 from solidcoder.execution.leases import UidLease
+from solidcoder.execution.sealed import SealedFiles
 from solidcoder.execution.worker import Worker
 
 log = logging.getLogger("solidcoder.sandbox")
@@ -196,6 +198,7 @@ class SandboxPool:
             self._idle.put(worker)
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._binaries = SealedFiles()
         for layer in self.layers:
             if not layer.on:
                 log.warning("sandbox layer %s is off: %s", layer.name, layer.detail)
@@ -221,7 +224,7 @@ class SandboxPool:
     def run(self, job: dict, stdin: str | bytes = b"", limits: Limits | None = None) -> ExecResult:
         """Run one job (`stdio`, `tests` or `trace`, see `_request`); never raises for the program's behaviour."""
         limits = limits or self.limits
-        with _Request(job, stdin, limits) as request:
+        with _Request(job, stdin, limits, self._binaries) as request:
             worker = self._idle.get()
             try:
                 reply = self._call(worker, request, limits)
@@ -267,6 +270,8 @@ class SandboxPool:
             worker.remove_cgroup()
         if self._lease is not None:  # the uids are free once no process of theirs is left
             self._lease.close()
+        if getattr(self, "_binaries", None) is not None:
+            self._binaries.close()
 
     def __enter__(self) -> SandboxPool:
         return self
@@ -281,13 +286,13 @@ class SandboxPool:
 class _Request:
     """One run's memfds, made here so the zygote passes them on unread, and the result read back from them."""
 
-    def __init__(self, job: dict, stdin: str | bytes, limits: Limits) -> None:
+    def __init__(self, job: dict, stdin: str | bytes, limits: Limits, binaries: SealedFiles | None = None) -> None:
         self.mode, self.limits = job["mode"], limits
         data = stdin.encode() if isinstance(stdin, str) else stdin
         self.files = {"program": _memfd(json.dumps(_candidate_job(job)).encode()), "stdin": _memfd(data),
                       "stdout": _memfd(b""), "stderr": _memfd(b""), "report": _memfd(b"")}
         if self.mode in NATIVE_MODES:  # the binary a build writes, or the one a run of it reads
-            self.files["artifact"] = _memfd(job.get("binary") or b"")
+            self.files["artifact"] = _artifact(job, binaries)
         self.header = {"mode": self.mode, "limits": limits.as_request()}
         if self.mode == "tests":
             judged = json.dumps({k: v for k, v in job.items() if k != "code"}).encode()
@@ -368,6 +373,14 @@ def _program_exit(candidate: dict, records: list[dict]) -> dict:
 
 
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGXFSZ}
+
+
+def _artifact(job: dict, binaries: SealedFiles | None) -> int:
+    """The run's artifact descriptor: a built binary from the pool's sealed copies (`sealed.py`) when the job names
+    its digest, else a fresh memfd (empty for a build, which writes it)."""
+    if job.get("binary") and job.get("digest") and binaries is not None:
+        return binaries.open(job["digest"], job["binary"])
+    return _memfd(job.get("binary") or b"")
 
 
 def _memfd(data: bytes) -> int:

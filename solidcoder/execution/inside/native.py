@@ -2,10 +2,10 @@
 
 The process this runs in is the run's init (PID 1 of its namespace), confined like every candidate (uid, rlimits,
 cgroup, seccomp, the read-only root). `build` writes the source into the run's directory and runs the compiler as
-a child; on success it copies the binary to the artifact descriptor (6), where the pool reads it back. `exec` puts
-the program (the binary from descriptor 6, copied in the kernel, or the source) in the run's directory and runs
-the language's command as a child. Either way the child inherits the confinement (rlimits, seccomp and no_new_privs
-survive exec) and holds only descriptors 0, 1 and 2.
+a child; on success it copies the binary to the artifact descriptor (6), where the pool reads it back. `exec` runs
+the language's command as a child: a built binary in place from descriptor 6 (a sealed, read-only memfd; a copy in
+the run's directory where /proc is missing or a memfd may not be executed), or the source, written there. Either way
+the child inherits the confinement (rlimits, seccomp and no_new_privs survive exec) and holds only 0, 1 and 2.
 
 The program is a child, not init, so its crash is its own signal (an init ignores the signals it sends itself,
 so `abort()` would not end it with SIGABRT). This process waits for it and writes its exit status to the report
@@ -23,6 +23,7 @@ import resource
 import signal
 
 ARTIFACT_FD, REPORT_FD = 6, 3
+_IN_PLACE = f"/proc/self/fd/{ARTIFACT_FD}"  # a built binary, executed where it is (a sealed memfd, `sealed.py`)
 _PR_SET_DUMPABLE = 4
 _EXEC_FAILED = 127
 
@@ -53,24 +54,34 @@ def run_build(job: dict) -> int:
 def run_exec(job: dict) -> int:
     """Run the program with `job["command"]` and report how it ended; returns this process's exit code (0)."""
     if job.get("code") is None:
-        fd = os.open(job["source"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o700)
-        try:
-            _copy(ARTIFACT_FD, fd)
-        finally:
-            os.close(fd)
+        status = _spawn(job["command"], stdout=1, path=_IN_PLACE) if os.path.exists(_IN_PLACE) else None
+        if status is None:  # no /proc, or a memfd may not be executed here: a copy in the run's directory
+            _place_binary(job["source"])
     else:
         _write(job["source"], job["code"].encode(), 0o600)
-    status = _spawn(job["command"], stdout=1)
+        status = None
+    if status is None:
+        status = _spawn(job["command"], stdout=1)
     record = {"event": "exit", "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
               "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
     os.write(REPORT_FD, json.dumps(record).encode() + b"\n")
     return 0
 
 
-def _spawn(command: list[str], stdout: int) -> int:
-    """Run `command` as a child holding only 0, 1 (`stdout`) and 2; its wait status. The child is spawned
-    (`posix_spawnp`: the kernel shares this process's memory until the exec, where a fork would copy its page
-    tables, a third of a small program's run), every descriptor above 2 closed at its exec."""
+def _place_binary(path: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o700)
+    try:
+        _copy(ARTIFACT_FD, fd)
+    finally:
+        os.close(fd)
+
+
+def _spawn(command: list[str], stdout: int, path: str = "") -> int | None:
+    """Run `command` (the file at `path` when given, `command[0]` named as its argv[0]) as a child holding only 0, 1
+    (`stdout`) and 2; its wait status. The child is spawned (`posix_spawnp`: the kernel shares this process's memory
+    until the exec, where a fork would copy its page tables, a third of a small program's run), every descriptor
+    above 2 closed at its exec (after the kernel opened `path`: a binary runs from the artifact descriptor). When
+    `path` cannot be started, None; when `command[0]` cannot, a shell's status (127) and its words on stderr."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     for number in range(1, signal.NSIG):
         try:
@@ -79,9 +90,11 @@ def _spawn(command: list[str], stdout: int) -> int:
             continue
     _close_on_exec()
     try:
-        pid = os.posix_spawnp(command[0], command, os.environ,
+        pid = os.posix_spawnp(path or command[0], command, os.environ,
                               file_actions=[] if stdout == 1 else [(os.POSIX_SPAWN_DUP2, stdout, 1)])
-    except OSError as exc:  # no such command, or not executable: as a shell reports it
+    except OSError as exc:  # no such command, or not executable
+        if path:
+            return None
         os.write(2, f"cannot start {command[0]}: {exc.strerror or exc}\n".encode(errors="replace"))
         return _EXEC_FAILED << 8
     while True:
