@@ -21,8 +21,10 @@ problem's script run 20 times in a row (its judge reused); `--clean-judge-only` 
 Whether the figure is bound by CPU or by waiting: `--in-flight-only` runs the typical checks with --workers, one more
 and twice as many workers, each with the share of the machine's CPU that was busy meanwhile (/proc/stat).
 
-C++ beside Python (issue 41): one stdio problem (read n, then n numbers, print their sum; four tests) with the same
-program in Python and in C++, each check judging all four tests (`Judge.judge`, --workers checks in flight). The C++
+C++ beside Python (issue 41): one stdio problem (read n, then n numbers, print their sum) with the same program in
+Python and in C++, each check judging all its tests (`Judge.judge`, --workers checks in flight), at three test
+sizes: four tests of n = 1 (the run's fixed cost alone), four of n = 1, 10, 1000 and 10000, and two of contest size
+(n = 2 * 10^5). The C++
 binary is built before the clock starts (the per-executor cache, `build.py`), so a C++ check is its runs only; the
 two alternate for --rounds rounds of --seconds each, with the ratio C++/Python of the time per check in every round
 and the candidate's own CPU per test (the run's wait4 accounting, which a busy neighbour moves less than wall time).
@@ -76,6 +78,7 @@ SUM_BODY = """int main() {
 """
 SUM_IOSTREAM = "#include <iostream>\n" + SUM_BODY
 SUM_BITS = "#include <bits/stdc++.h>\nusing namespace std;\n" + SUM_BODY
+TINY_SIZES = (1, 1, 1, 1)  # the least a test can be: the run's fixed cost alone
 SUM_SIZES = (1, 10, 1000, 10000)  # small tests: the run's fixed cost decides
 CONTEST_SIZES = (200_000, 200_000)  # tests of the size competitive problems give (n up to 2 * 10^5)
 
@@ -242,7 +245,7 @@ def cpp_section(workers: int, seconds: float, rounds: int, builds: int) -> None:
         print("C++ beside Python: skipped, g++ is not installed")
         return
     with SandboxPool(SandboxConfig(workers=workers), Limits(wall_s=10.0)) as pool:
-        for sizes in (SUM_SIZES, CONTEST_SIZES):
+        for sizes in (TINY_SIZES, SUM_SIZES, CONTEST_SIZES):
             print(f"C++ beside Python: stdio sum, {len(sizes)} tests per check (n = {', '.join(map(str, sizes))}), "
                   f"{workers} checks in flight, the C++ binary built beforehand")
             ratios = [cpp_round(pool, index, workers, seconds, sizes) for index in range(1, rounds + 1)]

@@ -86,7 +86,7 @@ int main(){
   for (int fd = 3; fd < 64; fd++) wrote += write(fd, rec, strlen(rec)) > 0;
   const char* paths[] = {"/proc/1/fd/3", "/proc/1/fd/6", "/proc/1/mem"};
   for (auto p : paths) opened += open(p, O_WRONLY) >= 0;
-  kill(1, SIGKILL); kill(-1, SIGKILL);
+  kill(1, SIGINT); kill(1, SIGTERM); kill(1, SIGPIPE); kill(1, SIGKILL); kill(-1, SIGKILL);
   FILE* f = fopen("/tmp/left_behind", "w"); if (f) { fputs("secret", f); fclose(f); }
   printf("%d %d\n", wrote, opened);
   fflush(stdout);
