@@ -33,6 +33,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from solidcoder.errors import SandboxFailure
+from solidcoder.execution import batched
 from solidcoder.execution.build import COMPILE_ERROR, prepare, run_limits
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.inside.compare import first_difference, matches_any
@@ -161,7 +162,7 @@ class Judge:
                     output_match: str, tolerance: float | None, program_language: Language = PYTHON) -> Plan:
         """One process per test, all at once; with `stop_at_first_failure`, one at a time until a failure. A
         compiled program is built first (once per source, `build.prepare`); one that does not build gets a
-        `compile_error` verdict on every test."""
+        `compile_error` verdict on every test, and one that does runs its tests in groups (`batched.py`)."""
         report = JudgeReport(total=len(tests))
         program = yield from prepare(self.pool, program_language, code)
         if not program.built:
@@ -177,7 +178,7 @@ class Judge:
                 if not report.verdicts[-1].passed:
                     break
             return report
-        results = (yield [(job, test.stdin or "", limits) for test in tests]) if tests else []
+        results = yield from batched.run_tests(self.pool, job, [test.stdin or "" for test in tests], limits)
         report.verdicts = [self._stdio_verdict(i, t, r, *how, code=source)
                            for i, (t, r) in enumerate(zip(tests, results, strict=True))]
         return report

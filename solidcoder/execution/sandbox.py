@@ -112,6 +112,7 @@ log = logging.getLogger("solidcoder.sandbox")
 NATIVE_MODES = ("build", "exec")  # a program in another language: compiled, or run by its own command (`native.py`)
 STATUSES = ("ok", "runtime_error", "timeout", "memory_limit", "output_limit", "killed", "sandbox_error")
 STDERR_KEPT = 16 << 10
+BATCH_KEYS = ("inputs", "test_wall_s", "test_cpu_s")  # an exec job of several tests (`batched.py`)
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ class ExecResult:
     records: list[dict] = field(default_factory=list)
     detail: str = ""
     artifact: bytes = b""  # a successful `build`'s binary
+    parts: list[ExecResult] = field(default_factory=list)  # a grouped run's tests, those it reported (`batched.py`)
 
     @property
     def ok(self) -> bool:
@@ -288,6 +290,7 @@ class _Request:
 
     def __init__(self, job: dict, stdin: str | bytes, limits: Limits, binaries: SealedFiles | None = None) -> None:
         self.mode, self.limits = job["mode"], limits
+        self.tests = len(job["inputs"]) if self.mode == "exec" and job.get("inputs") is not None else 0  # grouped
         data = stdin.encode() if isinstance(stdin, str) else stdin
         self.files = {"program": _memfd(json.dumps(_candidate_job(job)).encode()), "stdin": _memfd(data),
                       "stdout": _memfd(b""), "stderr": _memfd(b""), "report": _memfd(b"")}
@@ -327,9 +330,10 @@ class _Request:
         records = _records(_read(self.files["report"], 64 << 20)[0])
         candidate = _program_exit(reply["candidate"], records) if self.mode == "exec" else reply["candidate"]
         stdout, stdout_size = _read(self.files["stdout"], self.limits.max_output_bytes)
-        stderr, stderr_size = _read(self.files["stderr"], STDERR_KEPT)
+        stderr, stderr_size = _read(self.files["stderr"], STDERR_KEPT * max(1, self.tests))
         built = self.mode == "build" and candidate["exit_code"] == 0
-        return ExecResult(
+        parts = _parts(records, stdout, stderr) if self.tests and not reply.get("oom") else []
+        return ExecResult(parts=parts,
             status=self._status(reply, candidate, stdout_size), exit_code=candidate["exit_code"],
             signal=candidate["signal"], stdout=stdout.decode("utf-8", errors="replace"),
             stderr=stderr.decode("utf-8", errors="replace"), stdout_truncated=stdout_size > len(stdout),
@@ -356,7 +360,8 @@ class _Request:
 def _candidate_job(job: dict) -> dict:
     """What the candidate's process reads: its mode and program (never the judge's part of a `tests` job)."""
     if job["mode"] in NATIVE_MODES:
-        return {key: job.get(key) for key in ("mode", "code", "source", "command", "output")}
+        keys = ("mode", "code", "source", "command", "output", *(BATCH_KEYS if "inputs" in job else ()))
+        return {key: job.get(key) for key in keys}
     return {"mode": "serve" if job["mode"] == "tests" else job["mode"], "code": job["code"], "call": job.get("call"),
             "header": job.get("header", "")}
 
@@ -373,6 +378,46 @@ def _program_exit(candidate: dict, records: list[dict]) -> dict:
 
 
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGXFSZ}
+_TEST_CRASHES = _CRASH_SIGNALS - {signal.SIGXFSZ}  # a grouped test ending so has the verdict a run of its own has
+
+
+def _parts(records: list[dict], stdout: bytes, stderr: bytes) -> list[ExecResult]:
+    """A grouped run's tests as the runs of their own would have ended (`inside/batch.py`'s records), in order, up
+    to the first that one run must judge again (stopped, killed by another signal) or a record out of place."""
+    parts: list[ExecResult] = []
+    out_at = err_at = 0
+    for record in (r for r in records if r.get("event") == "test"):
+        part = _part(record, len(parts), stdout[out_at:], stderr[err_at:])
+        if part is None:
+            break
+        parts.append(part[0])
+        out_at, err_at = out_at + part[1], err_at + part[2]
+    return parts
+
+
+def _part(record: dict, index: int, stdout: bytes, stderr: bytes) -> tuple[ExecResult, int, int] | None:
+    """One test's result and the bytes of stdout and stderr it takes; None when it is not one to keep."""
+    try:
+        out_size, (err_size, err_kept) = int(record["stdout"]), record["stderr"]
+        code, sig, timed_out = record["exit_code"], record["signal"], record["timed_out"] is True
+        wall_s, cpu_s = float(record["wall_s"]), float(record["cpu_s"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    fits = 0 <= out_size <= len(stdout) and 0 <= int(err_kept) <= min(int(err_size), len(stderr))
+    if record["index"] != index or record.get("stop") is not False or not fits:
+        return None
+    if timed_out or sig == signal.SIGXCPU:
+        status = "timeout"
+    elif sig is not None:
+        if sig not in _TEST_CRASHES:
+            return None
+        status = "runtime_error"
+    else:
+        status = "ok" if code == 0 else "runtime_error"
+    result = ExecResult(status, exit_code=code, signal=sig, stdout=stdout[:out_size].decode("utf-8", errors="replace"),
+                        stderr=stderr[:err_kept].decode("utf-8", errors="replace"),
+                        stderr_truncated=err_size > err_kept, wall_s=wall_s, cpu_s=cpu_s)
+    return result, out_size, int(err_kept)
 
 
 def _artifact(job: dict, binaries: SealedFiles | None) -> int:

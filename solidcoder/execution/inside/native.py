@@ -26,7 +26,7 @@ import signal
 from solidcoder.execution.inside.linux import libc
 
 ARTIFACT_FD, REPORT_FD = 6, 3
-_IN_PLACE = f"/proc/self/fd/{ARTIFACT_FD}"  # a built binary, executed where it is (a sealed memfd, `sealed.py`)
+IN_PLACE = f"/proc/self/fd/{ARTIFACT_FD}"  # a built binary, executed where it is (a sealed memfd, `sealed.py`)
 _PR_SET_DUMPABLE = 4
 _SYS_CLOSE_RANGE, _CLOSE_RANGE_CLOEXEC = 436, 4  # one number on every architecture; CLOEXEC since Linux 5.11
 _EXEC_FAILED = 127
@@ -58,7 +58,7 @@ def run_build(job: dict) -> int:
 def run_exec(job: dict) -> int:
     """Run the program with `job["command"]` and report how it ended; returns this process's exit code (0)."""
     if job.get("code") is None:
-        status = _spawn(job["command"], stdout=1, path=_IN_PLACE) if os.path.exists(_IN_PLACE) else None
+        status = _spawn(job["command"], stdout=1, path=IN_PLACE) if os.path.exists(IN_PLACE) else None
         if status is None:  # no /proc, or a memfd may not be executed here: a copy in the run's directory
             _place_binary(job["source"])
     else:
@@ -82,21 +82,36 @@ def _place_binary(path: str) -> None:
 
 def _spawn(command: list[str], stdout: int, path: str = "") -> int | None:
     """Run `command` (the file at `path` when given, `command[0]` named as its argv[0]) as a child holding only 0, 1
-    (`stdout`) and 2; its wait status. The child is spawned (`posix_spawnp`: the kernel shares this process's memory
-    until the exec, where a fork would copy its page tables, a third of a small program's run), every descriptor
-    above 2 closed at its exec (after the kernel opened `path`: a binary runs from the artifact descriptor). When
-    `path` cannot be started, None; when `command[0]` cannot, a shell's status (127) and its words on stderr."""
-    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    _default_signals()
-    _close_on_exec()
+    (`stdout`) and 2; its wait status. When `path` cannot be started, None; when `command[0]` cannot, a shell's
+    status (127) and its words on stderr."""
+    prepare_parent()
     try:
-        pid = os.posix_spawnp(path or command[0], command, os.environ,
-                              file_actions=[] if stdout == 1 else [(os.POSIX_SPAWN_DUP2, stdout, 1)])
+        pid = start(command, {} if stdout == 1 else {1: stdout}, path)
     except OSError as exc:  # no such command, or not executable
         if path:
             return None
         os.write(2, f"cannot start {command[0]}: {exc.strerror or exc}\n".encode(errors="replace"))
         return _EXEC_FAILED << 8
+    return wait(pid)
+
+
+def prepare_parent() -> None:
+    """Before any child starts: this process undumpable, every signal at its default, no descriptor inherited."""
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _default_signals()
+    _close_on_exec()
+
+
+def start(command: list[str], fds: dict[int, int], path: str = "") -> int:
+    """Spawn `command` with `fds` put at their numbers (0-2); its pid (OSError when it cannot start). The child is
+    spawned (`posix_spawnp`: the kernel shares this process's memory until the exec, where a fork would copy its page
+    tables, a third of a small program's run), every descriptor above 2 closed at its exec (after the kernel opened
+    `path`: a binary runs from the artifact descriptor)."""
+    return os.posix_spawnp(path or command[0], command, os.environ,
+                           file_actions=[(os.POSIX_SPAWN_DUP2, fd, number) for number, fd in fds.items()])
+
+
+def wait(pid: int) -> int:
     while True:
         try:
             return os.waitpid(pid, 0)[1]
