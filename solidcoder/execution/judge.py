@@ -4,8 +4,9 @@ Call tests run in one sandbox run: the program is loaded once in its own process
 separate judge process that calls it through proxies (see `referee.py`), each test under its own time limit,
 enforced by killing the program. When the program's process is lost part-way (a crash, `os._exit`, a timeout),
 the remaining tests are rerun in a fresh run, so one bad test does not hide the others, and a candidate's judging
-time stays bounded by the sum of its per-test limits. Stdio tests run one process per test, spread over the pool,
-and their stdout is compared here in the parent, so expected outputs never enter the sandbox.
+time stays bounded by the sum of its per-test limits. Stdio tests run one process per test, spread over the pool
+(a built binary's in groups, one sandbox run per group and still a process per test: `batched.py`), and their
+stdout is compared here in the parent, so expected outputs never enter the sandbox.
 `stop_at_first_failure` trades completeness for speed (a verifier that only needs pass/fail).
 `Judge.ajudge` is the one judging call (`Judge.judge` runs it for a caller without an event loop): what the
 program did is always a verdict, and a failure of the sandbox itself raises `SandboxFailure`, never a verdict.

@@ -4,7 +4,9 @@ Python runs in the zygote's own interpreter (the guarantees below are stated for
 (`languages.py`: C++, JavaScript) runs as a `build` job (the compiler) and then `exec` jobs (the binary, or node on
 the source), each a child of the run's init under the same layers: namespaces, uid, rlimits, cgroup and the seccomp
 filter, which survives exec (`inside/native.py`; on the host, `build.py` keeps binaries by source hash and the pool
-keeps each as a sealed memfd that its runs execute in place, `sealed.py`).
+keeps each as a sealed memfd that its runs execute in place, `sealed.py`). An `exec` job with `inputs` runs several
+stdio tests of one binary in one run, each a child of its own with nothing left for the next (`inside/batch.py`;
+`batched.py` groups a check's tests and splits the run's result into `ExecResult.parts`).
 
 Each worker (`worker.py`) is a "zygote" process (`inside/zygote.py`) that has already imported the modules solutions
 use; a run is a fresh child cloned from it, so starting a program costs a clone, not an interpreter. The modules named
