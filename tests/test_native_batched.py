@@ -3,7 +3,9 @@ sandbox: the verdicts runs of their own give, and nothing of one test left for t
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 
 import pytest
 
@@ -152,3 +154,32 @@ def built_job(pool: SandboxPool, code: str) -> dict:
     except StopIteration as done:
         return done.value.job
     raise AssertionError("prepare asked for more than one build")
+
+
+HOSTILE = r'''#include <cstdio>
+#include <unistd.h>
+int main(){
+  long a; if (scanf("%ld", &a) != 1) return 9;
+  if (a == 2) for (;;) fork();                       // a fork bomb
+  if (a == 3) for (;;) fputs("flood flood flood\n", stdout);  // endless output
+  printf("%ld\n", a);
+}
+'''
+
+
+def test_a_fork_bomb_and_a_flood_in_a_group_get_their_own_verdicts_and_leave_nothing(pool):
+    report = Judge(pool).judge(problem([f"{a}\n" for a in (1, 2, 3, 4, 5, 6)], ["1", "2", "3", "4", "5", "6"]),
+                               HOSTILE)
+    assert [v.status for v in report.verdicts] == ["pass", "timeout", "output_limit", "pass", "pass", "pass"]
+    uids, deadline = set(pool.uids), time.monotonic() + 2.0  # the kernel reaps a dead PID namespace asynchronously
+    while (left := [e.name for e in os.scandir("/proc") if e.name.isdigit() and _owner(e) in uids]) and \
+            time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert left == []
+
+
+def _owner(entry: os.DirEntry) -> int | None:
+    try:
+        return entry.stat().st_uid
+    except FileNotFoundError:
+        return None
