@@ -73,7 +73,7 @@ def run_test(job: dict, data: bytes) -> dict:
         _kill_all()
         _, status, usage = os.wait4(pid, 0)
         wall_s = time.monotonic() - started
-        _reap_all()
+        _end_all()
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         out, err = _keep(files[1], 1, MAX_OUTPUT), _keep(files[2], 2, KEPT_STDERR)
         return {"exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None, "signal": sig,
@@ -107,8 +107,10 @@ def _kill_all() -> None:
         os.kill(-1, signal.SIGKILL)
 
 
-def _reap_all() -> None:
+def _end_all() -> None:
+    """Kill and reap every process left, until none is: one forked while the last kill went round is killed next."""
     while True:
+        _kill_all()
         try:
             os.waitpid(-1, 0)
         except ChildProcessError:
