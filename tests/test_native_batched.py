@@ -3,11 +3,10 @@ sandbox: the verdicts runs of their own give, and nothing of one test left for t
 
 from __future__ import annotations
 
-import os
 import shutil
-import time
 
 import pytest
+from leftovers import no_leftovers
 
 from solidcoder.execution import batched
 from solidcoder.execution.build import prepare
@@ -171,15 +170,5 @@ def test_a_fork_bomb_and_a_flood_in_a_group_get_their_own_verdicts_and_leave_not
     report = Judge(pool).judge(problem([f"{a}\n" for a in (1, 2, 3, 4, 5, 6)], ["1", "2", "3", "4", "5", "6"]),
                                HOSTILE)
     assert [v.status for v in report.verdicts] == ["pass", "timeout", "output_limit", "pass", "pass", "pass"]
-    uids, deadline = set(pool.uids), time.monotonic() + 2.0  # the kernel reaps a dead PID namespace asynchronously
-    while (left := [e.name for e in os.scandir("/proc") if e.name.isdigit() and _owner(e) in uids]) and \
-            time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert left == []
+    no_leftovers(pool)
 
-
-def _owner(entry: os.DirEntry) -> int | None:
-    try:
-        return entry.stat().st_uid
-    except FileNotFoundError:
-        return None

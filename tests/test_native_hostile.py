@@ -31,6 +31,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from leftovers import no_leftovers
 
 import solidcoder
 from solidcoder.execution.build import Program, prepare
@@ -73,26 +74,6 @@ def verdict(pool: SandboxPool, code: str, expected: str = "0", stdin: str = "", 
 
 def still_judges(pool: SandboxPool) -> None:
     assert verdict(pool, RIGHT, "3", "1 2\n").passed
-
-
-def sandbox_pids(pool: SandboxPool) -> list[int]:
-    """Host pids of processes running under the pool's sandbox uids."""
-    uids, found = set(pool.uids), []
-    for entry in os.scandir("/proc"):
-        try:
-            if entry.name.isdigit() and entry.stat().st_uid in uids:
-                found.append(int(entry.name))
-        except FileNotFoundError:
-            continue
-    return found
-
-
-def no_leftovers(pool: SandboxPool) -> None:
-    """No process of the sandbox uids survives its run (the kernel reaps a dead PID namespace asynchronously)."""
-    deadline = time.monotonic() + 2.0
-    while (left := sandbox_pids(pool)) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert left == []
 
 
 def build(pool: SandboxPool, code: str, language: Language = CPP) -> Program:

@@ -19,30 +19,9 @@ from pathlib import Path
 
 import pytest
 from hostile_programs import ENVIRONMENT_PROBE, FAST, run_hostile, socket_program
+from leftovers import no_leftovers, sandbox_pids
 
 from solidcoder.execution.sandbox import STATUSES, Limits, SandboxConfig, SandboxPool
-
-
-def sandbox_pids(pool: SandboxPool) -> list[int]:
-    """Host pids of processes running under the pool's sandbox uids (none should outlive a run)."""
-    uids = set(pool.uids)
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid in uids:
-                    found.append(int(entry.name))
-            except FileNotFoundError:
-                continue
-    return found
-
-
-def no_leftovers(pool: SandboxPool) -> None:
-    """No process of the sandbox uids survives its run (the kernel reaps a dead PID namespace asynchronously)."""
-    deadline = time.monotonic() + 2.0
-    while (left := sandbox_pids(pool)) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert left == [], [Path(f"/proc/{pid}/status").read_text()[:200] for pid in left]
 
 
 def still_serves(pool: SandboxPool) -> None:
