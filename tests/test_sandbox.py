@@ -21,7 +21,8 @@ import pytest
 from hostile_programs import ENVIRONMENT_PROBE, FAST, run_hostile, socket_program
 from leftovers import no_leftovers, sandbox_pids
 
-from solidcoder.execution.sandbox import STATUSES, Limits, SandboxConfig, SandboxPool
+from solidcoder.execution.runs import STATUSES
+from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
 
 
 def still_serves(pool: SandboxPool) -> None:

@@ -98,68 +98,24 @@ import queue
 import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from solidcoder.errors import SandboxFailure
+from solidcoder.execution.batched import parts
 from solidcoder.execution.inside import harness
 from solidcoder.execution.inside.children import judge_slots
 from solidcoder.execution.inside.isolation import Layer
 from solidcoder.execution.inside.rootfs import hidden_paths
 from solidcoder.execution.leases import UidLease
+from solidcoder.execution.runs import CRASH_SIGNALS, ExecResult, Limits
 from solidcoder.execution.sealed import SealedFiles
 from solidcoder.execution.worker import Worker
 
 log = logging.getLogger("solidcoder.sandbox")
 
 NATIVE_MODES = ("build", "exec")  # a program in another language: compiled, or run by its own command (`native.py`)
-STATUSES = ("ok", "runtime_error", "timeout", "memory_limit", "output_limit", "killed", "sandbox_error")
 STDERR_KEPT = 16 << 10
 BATCH_KEYS = ("inputs", "test_wall_s", "test_cpu_s")  # an exec job of several tests (`batched.py`)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-run limits. `cpu_s` defaults to the wall-clock limit."""
-
-    wall_s: float = 10.0
-    cpu_s: float | None = None
-    memory_mb: int = 1024
-    max_processes: int = 32
-    max_file_mb: int = 16
-    max_open_files: int = 64
-    max_output_bytes: int = 8 << 20
-
-    @property
-    def cpu_s_or_wall(self) -> float:
-        return self.cpu_s if self.cpu_s is not None else self.wall_s
-
-    def as_request(self) -> dict:
-        values = asdict(self)
-        values["cpu_s"] = self.cpu_s_or_wall
-        return values
-
-
-@dataclass
-class ExecResult:
-    """What happened to one run. `status` is one of STATUSES; `records` are the judge process's reports."""
-
-    status: str
-    exit_code: int | None = None
-    signal: int | None = None
-    stdout: str = ""
-    stderr: str = ""
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    wall_s: float = 0.0
-    cpu_s: float = 0.0
-    records: list[dict] = field(default_factory=list)
-    detail: str = ""
-    artifact: bytes = b""  # a successful `build`'s binary
-    parts: list[ExecResult] = field(default_factory=list)  # a grouped run's tests, those it reported (`batched.py`)
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
 
 
 @dataclass(frozen=True)
@@ -334,8 +290,8 @@ class _Request:
         stdout, stdout_size = _read(self.files["stdout"], self.limits.max_output_bytes)
         stderr, stderr_size = _read(self.files["stderr"], STDERR_KEPT * max(1, self.tests))
         built = self.mode == "build" and candidate["exit_code"] == 0
-        parts = _parts(records, stdout, stderr) if self.tests and not reply.get("oom") else []
-        return ExecResult(parts=parts,
+        grouped = parts(records, stdout, stderr) if self.tests and not reply.get("oom") else []
+        return ExecResult(parts=grouped,
             status=self._status(reply, candidate, stdout_size), exit_code=candidate["exit_code"],
             signal=candidate["signal"], stdout=stdout.decode("utf-8", errors="replace"),
             stderr=stderr.decode("utf-8", errors="replace"), stdout_truncated=stdout_size > len(stdout),
@@ -353,9 +309,9 @@ class _Request:
         if reply.get("oom") or (code == harness.MEMORY_ERROR_EXIT and self.mode not in NATIVE_MODES):
             return "memory_limit"
         if self.mode == "tests":  # the judge decided; the candidate was killed once it was done
-            return "runtime_error" if sig in _CRASH_SIGNALS else "ok"
+            return "runtime_error" if sig in CRASH_SIGNALS else "ok"
         if sig is not None:
-            return "runtime_error" if sig in _CRASH_SIGNALS else "killed"
+            return "runtime_error" if sig in CRASH_SIGNALS else "killed"
         return "ok" if code == 0 else "runtime_error"
 
 
@@ -377,49 +333,6 @@ def _program_exit(candidate: dict, records: list[dict]) -> dict:
     code, sig = exit_record.get("exit_code"), exit_record.get("signal")
     valid = (type(code) is int and sig is None) or (code is None and type(sig) is int)
     return {**candidate, "exit_code": code, "signal": sig} if valid else candidate
-
-
-_CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGXFSZ}
-_TEST_CRASHES = _CRASH_SIGNALS - {signal.SIGXFSZ}  # a grouped test ending so has the verdict a run of its own has
-
-
-def _parts(records: list[dict], stdout: bytes, stderr: bytes) -> list[ExecResult]:
-    """A grouped run's tests as the runs of their own would have ended (`inside/batch.py`'s records), in order, up
-    to the first that one run must judge again (stopped, killed by another signal) or a record out of place."""
-    parts: list[ExecResult] = []
-    out_at = err_at = 0
-    for record in (r for r in records if r.get("event") == "test"):
-        part = _part(record, len(parts), stdout[out_at:], stderr[err_at:])
-        if part is None:
-            break
-        parts.append(part[0])
-        out_at, err_at = out_at + part[1], err_at + part[2]
-    return parts
-
-
-def _part(record: dict, index: int, stdout: bytes, stderr: bytes) -> tuple[ExecResult, int, int] | None:
-    """One test's result and the bytes of stdout and stderr it takes; None when it is not one to keep."""
-    try:
-        out_size, (err_size, err_kept) = int(record["stdout"]), record["stderr"]
-        code, sig, timed_out = record["exit_code"], record["signal"], record["timed_out"] is True
-        wall_s, cpu_s = float(record["wall_s"]), float(record["cpu_s"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    fits = 0 <= out_size <= len(stdout) and 0 <= int(err_kept) <= min(int(err_size), len(stderr))
-    if record["index"] != index or record.get("stop") is not False or not fits:
-        return None
-    if timed_out or sig == signal.SIGXCPU:
-        status = "timeout"
-    elif sig is not None:
-        if sig not in _TEST_CRASHES:
-            return None
-        status = "runtime_error"
-    else:
-        status = "ok" if code == 0 else "runtime_error"
-    result = ExecResult(status, exit_code=code, signal=sig, stdout=stdout[:out_size].decode("utf-8", errors="replace"),
-                        stderr=stderr[:err_kept].decode("utf-8", errors="replace"),
-                        stderr_truncated=err_size > err_kept, wall_s=wall_s, cpu_s=cpu_s)
-    return result, out_size, int(err_kept)
 
 
 def _artifact(job: dict, binaries: SealedFiles | None) -> int:
