@@ -18,7 +18,7 @@ from solidcoder.escaping import terminal_safe
 from solidcoder.execution.judge import Judge, JudgeReport
 from solidcoder.execution.sandbox import Limits, SandboxConfig, SandboxPool
 from solidcoder.execution.trace import TraceResult, trace_program
-from solidcoder.languages import by_suffix, chosen, language
+from solidcoder.languages import by_suffix, for_problem, language
 from solidcoder.parsing import compile_source
 from solidcoder.problem import Problem, load_problem
 
@@ -77,10 +77,8 @@ def in_file_language(problem: Problem, solution: Path, problem_path: Path) -> Pr
     entry = by_suffix(solution.name)
     if solution.suffix.lower() not in entry.suffixes:
         return problem
-    if entry.native and problem.kind == "call":
-        raise BadInput(f"{solution}: a {entry.name} program, but {problem_path} is a call problem (tested by Python "
-                       f"calls); {entry.name} programs are judged on standard input and output only")
-    return replace(problem, language=chosen(entry.name).name)
+    where = f"{solution}: a {entry.name} program, but {problem_path}"
+    return replace(problem, language=for_problem(entry.name, problem.kind, where).name)
 
 
 def _report_json(problem_id: str, report: JudgeReport, rows: list[CheckedTest]) -> dict:

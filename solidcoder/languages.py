@@ -15,6 +15,7 @@ published Python baselines run under it), so C++ and JavaScript get exactly the 
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -90,9 +91,11 @@ def language(name: str) -> Language:
     return LANGUAGES[name]
 
 
-def tagged(name: str, program_language: str | None) -> str:
-    """A configuration's name as reports and `show` print it: with the programs' language when not Python."""
-    return name if program_language in (None, "", PYTHON.name) else f"{name} [{program_language}]"
+def tagged(name: str, program_language: str | None, python_too: bool = False) -> str:
+    """A configuration's name as reports and `show` print it: with the programs' language when not Python, and with
+    Python's too when `python_too` (a report or run holding programs in several languages)."""
+    shown = program_language or PYTHON.name
+    return f"{name} [{shown}]" if python_too or shown != PYTHON.name else name
 
 
 def chosen(name: str) -> Language:
@@ -111,11 +114,22 @@ def chosen(name: str) -> Language:
     return entry
 
 
+def for_problem(name: str, kind: str, where: str) -> Language:
+    """The entry `name` (`chosen`: its toolchain installed) for a problem of `kind`; BadInput for a call problem in a
+    language other than Python, `where` saying which (its tests are Python calls)."""
+    entry = chosen(name)
+    if entry.native and kind == "call":
+        raise BadInput(f"{where} is a call problem (a function called with arguments, tested by Python calls); "
+                       f"{entry.name} programs are judged on standard input and output only")
+    return entry
+
+
 def missing_libraries(entry: Language) -> list[str]:
     """The entry's `libraries` its toolchain does not find."""
     return [name for name in entry.libraries if not _found(entry.toolchain, name)]
 
 
+@functools.cache  # asked once per process: `chosen` runs for every command, dataset and problem file
 def _found(toolchain: str, name: str) -> bool:
     """Whether the compiler driver finds library file `name` (`-print-file-name` answers the bare name when not)."""
     try:

@@ -23,6 +23,7 @@ from solidcoder.bench.equal_compute import equal_compute_lines
 from solidcoder.bench.metrics import GROUP, Summary, summarize
 from solidcoder.errors import BadInput
 from solidcoder.escaping import terminal_safe
+from solidcoder.languages import tagged
 from solidcoder.shapes import ERROR, RESULT, RUN, checked_results, checked_rows
 from solidcoder.store import ERRORS, RESULTS, RUNS, ResultRow, run_labels
 
@@ -75,7 +76,7 @@ def _distinct_names(summaries: list[Summary]) -> list[Summary]:
     and one would hide the other. Where the report holds programs in several languages, Python's are named too."""
     if len({s.language for s in summaries}) > 1:  # Python beside another language: every name says its language
         for s in (s for s in summaries if s.language == "python"):
-            s.label = f"{s.name} [python]"
+            s.label = tagged(s.name, s.language, python_too=True)
     seen = Counter((s.dataset, s.name, s.model) for s in summaries)
     for s in summaries:
         if seen[s.dataset, s.name, s.model] > 1:

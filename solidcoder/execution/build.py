@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import weakref
 from collections import OrderedDict
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
 from solidcoder.errors import SandboxFailure
@@ -78,9 +78,12 @@ async def aprepare(pool: Executor, language: Language, code: str) -> Program:
         return done.value
 
 
-def not_compiling(error: str) -> str:
-    """How a debugging prompt reports a program that did not build: the compiler's first lines, once."""
-    return f"The program does not compile. The compiler says:\n{error}"
+def not_compiling(failures: Sequence) -> str:
+    """How a debugging prompt reports a program that did not build (its first failing test a `compile_error`, as
+    every test of it is): the compiler's first lines, once; "" for a program that built."""
+    if not failures or failures[0].status != COMPILE_ERROR:
+        return ""
+    return f"The program does not compile. The compiler says:\n{failures[0].detail}"
 
 
 def run_limits(problem: Problem) -> Limits:

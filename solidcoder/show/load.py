@@ -149,8 +149,7 @@ def _config_names(rows: list[ResultRow], labels: dict[str, str]) -> dict[str, st
     """config hash -> its name: the run's label or the strategy, with the hash where two would share a name."""
     hashes = list(dict.fromkeys(row.config_hash for row in rows))
     several = len({row.language or "python" for row in rows}) > 1  # then Python's are named too
-    strategy = {row.config_hash: tagged(row.strategy or "?", row.language) + (
-        " [python]" if several and (row.language or "python") == "python" else "") for row in rows}
+    strategy = {row.config_hash: tagged(row.strategy or "?", row.language, python_too=several) for row in rows}
     names = {h: labels.get(h) or strategy[h] for h in hashes}
     shared = Counter(names.values())
     return {h: f"{name} @{h[:6]}" if shared[name] > 1 else name for h, name in names.items()}

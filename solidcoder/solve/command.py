@@ -37,7 +37,7 @@ from rich.text import Text
 
 from solidcoder.errors import BadInput
 from solidcoder.escaping import one_line, terminal_safe
-from solidcoder.languages import chosen
+from solidcoder.languages import chosen, for_problem
 from solidcoder.problem import Problem, TestCase, load_problem
 from solidcoder.solve.progress import call_progress
 from solidcoder.solve.textproblem import read_problem_text
@@ -105,11 +105,8 @@ def load_input(path: Path, stdio: bool = False, function: str | None = None, tes
 def _in_language(problem: Problem, path: Path, program_language: str | None) -> Problem:
     """`problem` with its program asked for in `program_language` (None: its own), whose toolchain is installed;
     BadInput for a call problem in a language other than Python."""
-    entry = chosen(program_language or problem.language)
-    if entry.native and problem.kind == "call":
-        raise BadInput(f"--language {entry.name}: {path} is a call problem (a function called with arguments, tested "
-                       f"by Python calls); {entry.name} programs are judged on standard input and output only")
-    return replace(problem, language=entry.name)
+    name = program_language or problem.language
+    return replace(problem, language=for_problem(name, problem.kind, f"--language {name}: {path}").name)
 
 
 def warn_before_calls(problem: Problem, console: Console) -> None:

@@ -9,7 +9,7 @@ before and after each, at most 10 blocks (`trace_feedback=blocks`, `execution/bl
 from __future__ import annotations
 
 from solidcoder.execution.blocks import atrace_blocks
-from solidcoder.execution.build import COMPILE_ERROR, not_compiling, run_limits
+from solidcoder.execution.build import not_compiling, run_limits
 from solidcoder.execution.executor import Executor
 from solidcoder.execution.trace import TraceResult, atrace_program
 from solidcoder.problem import Problem
@@ -66,10 +66,10 @@ async def trace_text(form: str, pool: Executor, problem: Problem, code: str, fai
 def failure_report(evaluation: Evaluation, limit: int = 3) -> str:
     """The failing tests as the debug prompt shows them; a program that does not build, the compiler's words once."""
     failures = evaluation.failures()
-    if failures and failures[0].status == COMPILE_ERROR:
-        return not_compiling(failures[0].detail)
+    if unbuilt := not_compiling(failures):
+        return unbuilt
     lines = [evaluation.summary()]
-    for outcome in evaluation.failures()[:limit]:
+    for outcome in failures[:limit]:
         lines.append(f"- Test: {outcome.input[:400]}\n  Expected: {outcome.expected[:300]}\n"
                      f"  Got: {outcome.actual[:300]}\n  Verdict: {outcome.status} {outcome.detail[:300]}")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from solidcoder.core.context import SolveContext
 from solidcoder.errors import ProblemBudgetExceeded
-from solidcoder.execution.build import COMPILE_ERROR, not_compiling
+from solidcoder.execution.build import not_compiling
 from solidcoder.execution.judge import JudgeReport
 from solidcoder.problem import Problem
 from solidcoder.requirements import Requirement
@@ -96,11 +96,11 @@ class NoLoop:
 def test_report(problem: Problem, report: JudgeReport, limit: int = 3) -> str:
     """A short text account of the failing public tests, for debugging prompts."""
     failures = report.failures()
-    if failures and failures[0].status == COMPILE_ERROR:
-        return not_compiling(failures[0].detail)
+    if unbuilt := not_compiling(failures):
+        return unbuilt
     lines = [f"Passed {report.pass_count} of {report.total} sample tests."]
     tests = problem.public_tests
-    for verdict in report.failures()[:limit]:
+    for verdict in failures[:limit]:
         test = tests[verdict.index] if verdict.index < len(tests) else None
         what = (test.stdin if test and test.kind == "stdio" else (test.script or test.call)) if test else "?"
         lines.append(f"- Test input: {what!s:.400}\n  Expected: {verdict.expected!s:.300}\n"

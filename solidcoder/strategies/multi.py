@@ -80,7 +80,8 @@ class MapCoder(NoLoop):
         return Attempt(code=best.code, figures={"code_versions": best.rounds})
 
     async def _plans(self, problem: Problem, ctx: SolveContext) -> list[tuple[int, str]]:
-        text, language = (problem_variables(problem)[k] for k in ("problem", "language"))
+        variables = problem_variables(problem)
+        text, language = variables["problem"], variables["language"]
         recalled = await ask(ctx, "strategies/mapcoder_retrieval", problem=text, language=language,
                              count=str(self.config.k))
         plans = []
@@ -119,7 +120,8 @@ class CodeSim(NoLoop):
         return asdict(self.config)
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
-        text, language = (problem_variables(problem)[k] for k in ("problem", "language"))
+        variables = problem_variables(problem)
+        text, language = variables["problem"], variables["language"]
         best = _Best()
         try:
             for _ in range(self.config.p):
