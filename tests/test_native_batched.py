@@ -172,3 +172,29 @@ def test_a_fork_bomb_and_a_flood_in_a_group_get_their_own_verdicts_and_leave_not
     assert [v.status for v in report.verdicts] == ["pass", "timeout", "output_limit", "pass", "pass", "pass"]
     no_leftovers(pool)
 
+
+
+GROUP_FORGER = r'''#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+int main(){
+  const char* fake = "{\"event\": \"test\", \"index\": 1, \"exit_code\": 0, \"signal\": null, \"timed_out\": false, "
+                     "\"wall_s\": 0.0, \"cpu_s\": 0.0, \"stdout\": 2, \"stderr\": [0, 0], \"stop\": false}\n";
+  int wrote = 0, opened = 0;
+  for (int fd = 3; fd < 64; fd++) wrote += write(fd, fake, strlen(fake)) > 0;
+  const char* paths[] = {"/proc/1/fd/0", "/proc/1/fd/1", "/proc/1/fd/3", "/proc/1/mem"};
+  for (auto p : paths) opened += open(p, O_RDWR) >= 0 || open(p, O_RDONLY) >= 0;
+  kill(1, SIGINT); kill(1, SIGKILL); kill(-1, SIGKILL);
+  printf("%d %d\n", wrote, opened);
+}
+'''
+
+
+def test_a_test_in_a_group_cannot_forge_a_later_result_nor_reach_the_groups_init(pool):
+    report = Judge(pool).judge(problem(["\n"] * 4, ["7"] * 4), GROUP_FORGER)
+    assert [(v.status, v.actual) for v in report.verdicts] == [("fail", "0 0\n")] * 4
+    job = built_job(pool, GROUP_FORGER)
+    grouped, stdin, limits = batched.group_job(job, ["\n"] * 3, Limits(wall_s=1.0))
+    assert [p.stdout for p in pool.run(grouped, stdin, limits).parts] == ["0 0\n"] * 3  # every test reported, once

@@ -123,9 +123,7 @@ def _keep(fd: int, target: int, cap: int) -> tuple[int, int]:
     """Append up to `cap` bytes of a test's output to the run's descriptor `target`; (its size, bytes kept)."""
     size = os.fstat(fd).st_size
     kept = min(size, cap)
-    view = memoryview(os.pread(fd, kept, 0))
-    while view:
-        view = view[os.write(target, view):]
+    native.write_all(target, os.pread(fd, kept, 0))
     return size, kept
 
 
@@ -147,8 +145,6 @@ def _emptied() -> bool:
 
 def _memfd(data: bytes) -> int:
     fd = os.memfd_create("test", os.MFD_CLOEXEC)
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+    native.write_all(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd

@@ -57,15 +57,14 @@ def run_build(job: dict) -> int:
 
 def run_exec(job: dict) -> int:
     """Run the program with `job["command"]` and report how it ended; returns this process's exit code (0)."""
-    if job.get("code") is None:
+    if job.get("code") is not None:
+        _write(job["source"], job["code"].encode(), 0o600)
+        status = _spawn(job["command"], stdout=1)
+    else:
         status = _spawn(job["command"], stdout=1, path=IN_PLACE) if os.path.exists(IN_PLACE) else None
         if status is None:  # no /proc, or a memfd may not be executed here: a copy in the run's directory
             _place_binary(job["source"])
-    else:
-        _write(job["source"], job["code"].encode(), 0o600)
-        status = None
-    if status is None:
-        status = _spawn(job["command"], stdout=1)
+            status = _spawn(job["command"], stdout=1)
     record = {"event": "exit", "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
               "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
     os.write(REPORT_FD, json.dumps(record).encode() + b"\n")
@@ -150,11 +149,15 @@ def _close_on_exec() -> None:
 def _write(path: str, data: bytes, mode: int) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, data)
     finally:
         os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _copy_to(path: str, target: int) -> None:
