@@ -34,6 +34,7 @@ _MARKER = re.compile(r"^=== (system|user|assistant) ===[ \t]*$", re.MULTILINE)
 # A line meant as a marker: a role's name after `=` (`=== User ===`, `=== user`, ` === user ===`, `==user==`). A
 # misspelt role (`=== usr ===`) is text: before the first marker an error, else it leaves no user message.
 _HEADER_LIKE = re.compile(r"^[ \t]*=+[ \t]*(?i:system|user|assistant)\b.*$", re.MULTILINE)
+_OPENS_FENCE = re.compile(r"```[\w+#-]*")
 _HEADERS_ARE = "a message starts at a line that is exactly '=== system ===', '=== user ===' or '=== assistant ==='"
 
 _COMMON = {"problem", "language", "io_mode", "entry_point"}
@@ -74,6 +75,7 @@ TEMPLATE_VARIABLES: dict[str, set[str]] = {
     "paper/debug": {"problem", "plan", "code", "language", "test_report", "trace"},
     "paper/mental_execute": {"problem", "code", "test", "io_mode"},
     "strategies/direct": _COMMON,
+    "strategies/direct_qwen": {"problem"},
     "strategies/cot": _COMMON,
     "strategies/self_planning": _COMMON,
     "strategies/analogical": _COMMON,
@@ -241,8 +243,18 @@ def split_messages(text: str, template: str | None = None) -> list[Message]:
         return [Message("user", text.strip(), template)]
     if parts[0].strip():
         raise BadInput(f"prompt has text before its first '=== role ===' marker: {parts[0].strip()[:60]!r}")
-    pairs = zip(parts[1::2], parts[2::2], strict=True)
-    return [Message(role, body.strip(), template) for role, body in pairs if body.strip()]
+    pairs = list(zip(parts[1::2], parts[2::2], strict=True))
+    messages = [Message(role, body.strip(), template) for role, body in pairs if body.strip()]
+    if messages and messages[-1].role == "assistant":  # a prefix the reply continues: its last newline kept
+        messages[-1] = Message("assistant", _prefix(pairs[-1][1]), template)
+    return messages
+
+
+def _prefix(body: str) -> str:
+    """A final assistant message as the reply's start: stripped, but for the newline after a code fence it opens
+    on its last line (the reply's program starts on the next line, as the model would write it)."""
+    kept = body.strip()
+    return kept + "\n" if _OPENS_FENCE.fullmatch(kept.rsplit("\n", 1)[-1]) else kept
 
 
 def _undefined_message(template: jinja2.Template, exc: jinja2.UndefinedError) -> str:

@@ -10,7 +10,7 @@ from scripted_server import reply
 from test_bench_strategies import ADD, BAD, GOOD, run
 
 from solidcoder.errors import BadInput
-from solidcoder.problem import TestCase
+from solidcoder.problem import Problem, TestCase
 from solidcoder.store import ResultRow, ResultStore
 from solidcoder.strategies import make_strategy
 from solidcoder.strategies.simple import DirectSettings, parse_direct
@@ -85,3 +85,33 @@ def test_report_prices_best_of_k_at_each_strategys_tokens(tmp_path):
 
 def test_direct_settings_default_is_greedy_one_sample():
     assert DirectSettings() == parse_direct("") and parse_direct("n=5,temperature=0.7").n == 5
+
+
+QWEN_REPLY = "def add(a, b):\n    return a + b\n\nprint(add(1, 2))\n```\nThis adds."  # as a server ignoring stops
+
+
+def test_the_makers_format_prefills_a_fence_stops_and_sanitizes(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.default = reply(QWEN_REPLY)
+    results, errors = run(scripted_server, make_strategy("direct:prompt=qwen"), sandbox_pool, tmp_path)
+    body = scripted_server.chat_requests()[0].body
+    assert body["messages"][0]["content"].startswith("You are an intelligent programming assistant")
+    assert body["messages"][-1] == {"role": "assistant", "content": "```python\n"}
+    assert "\nprint(" in body["stop"] and "\n```" in body["stop"] and body["temperature"] == 0.0
+    assert errors == [] and results[0]["passed"]
+    assert results[0]["code"] == "def add(a, b):\n    return a + b\n"  # cut at the stop string, then sanitized
+
+
+def test_the_makers_format_has_its_own_key_and_the_plain_one_keeps_its_old_key():
+    assert make_strategy("direct:prompt=plain").settings() == make_strategy("direct").settings()
+    qwen = make_strategy("direct:prompt=qwen").settings()
+    assert qwen["template"] == "strategies/direct_qwen" and qwen["prompt"] == "qwen" and qwen["stop"]
+    assert make_strategy("direct:n=5,prompt=plain").settings() == make_strategy("direct:n=5").settings()
+
+
+def test_a_stdin_problem_gets_the_plain_format(scripted_server, sandbox_pool, tmp_path):
+    stdin = Problem(id="echo", kind="stdio", statement="Print the input.",
+                    public_tests=[TestCase(kind="stdio", stdin="3\n", expected_stdout="3\n")])
+    scripted_server.default = reply("```python\nprint(input())\n```")
+    results, _ = run(scripted_server, make_strategy("direct:prompt=qwen"), sandbox_pool, tmp_path, [stdin])
+    body = scripted_server.chat_requests()[0].body
+    assert "stop" not in body and body["messages"][-1]["role"] == "user" and results[0]["passed"]

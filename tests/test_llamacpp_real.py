@@ -219,3 +219,16 @@ def test_serve_command_prints_flags_serves_and_stops_on_ctrl_c(smollm_gguf):
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
+
+
+def test_the_embedded_model_continues_a_prefilled_turn_and_stops_at_a_stop_string(smollm_gguf):
+    model = make_model(str(smollm_gguf), ModelOptions())
+    start = "```python\ndef add(a, b):\n    return"
+    turn = [Message("user", "Write a Python function add(a, b) that returns a + b."), Message("assistant", start)]
+    free = model.complete(turn, temperature=0.0, max_tokens=30)
+    stopped = model.complete(turn, temperature=0.0, max_tokens=30, stop=("\n",))
+    assert free.text.startswith(start + " a + b\n")  # the return statement finished: a continuation, not a new turn
+    assert stopped.text == start + " a + b" and stopped.completion_tokens < free.completion_tokens
+    france = model.complete([Message("user", "What is the capital of France?"),
+                             Message("assistant", "The capital of France is")], temperature=0.0, max_tokens=30)
+    assert france.text.startswith("The capital of France is Paris") and france.completion_tokens <= 4

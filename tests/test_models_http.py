@@ -247,3 +247,34 @@ def test_call_cap_holds_across_threads(scripted_server):
     for t in threads:
         t.join()
     assert (len(scripted_server.chat_requests()), len(refused), budget.calls) == (5, 7, 5)
+
+
+CONTINUE = [Message("user", "write f"), Message("assistant", "```python\n")]
+
+
+def test_stop_strings_are_sent_and_cut_from_the_reply_whatever_the_server_does(scripted_server):
+    scripted_server.script(reply("def f():\n    return 1\nprint(f())\n```"))  # a server that ignored them
+    done = model(scripted_server).complete(HELLO, stop=("\nprint(", "\n```"))
+    assert done.text == "def f():\n    return 1"
+    assert scripted_server.chat_requests()[0].body["stop"] == ["\nprint(", "\n```"]
+
+
+def test_a_server_that_takes_few_stop_strings_gets_that_many_and_the_rest_are_cut(scripted_server):
+    scripted_server.script(reply("a\n#b"))
+    done = model(scripted_server, settings=ModelSettings(max_stop=1)).complete(HELLO, stop=("\nprint(", "\n#"))
+    assert scripted_server.chat_requests()[0].body["stop"] == ["\nprint("] and done.text == "a"
+
+
+def test_a_final_assistant_message_is_continued_and_the_reply_holds_prefix_and_continuation(scripted_server):
+    scripted_server.script(reply("def f():\n    return 1\n```\nMore prose"))
+    done = model(scripted_server).complete(CONTINUE, stop=("\n```",))
+    body = scripted_server.chat_requests()[0].body
+    assert body["messages"][-1] == {"role": "assistant", "content": "```python\n"}
+    assert (body["continue_final_message"], body["add_generation_prompt"]) == (True, False)
+    assert done.text == "```python\ndef f():\n    return 1"
+
+
+def test_plain_requests_carry_neither_stop_nor_continuation(scripted_server):
+    model(scripted_server).complete(HELLO)
+    body = scripted_server.chat_requests()[0].body
+    assert not {"stop", "continue_final_message", "add_generation_prompt"} & body.keys()

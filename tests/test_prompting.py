@@ -53,7 +53,8 @@ def test_template_uses_exactly_its_declared_variables(name, clean_env):
 @pytest.mark.parametrize("name", sorted(set(TEMPLATE_VARIABLES) - PLAIN_TEXT_TEMPLATES))
 def test_template_renders_to_system_and_user_messages(name, io_mode, clean_env):
     messages = PromptLibrary.from_env().messages(name, **sample_variables(name, io_mode))
-    assert [m.role for m in messages] == ["system", "user"]
+    continued = ["assistant"] if name == "strategies/direct_qwen" else []  # the reply's opening fence
+    assert [m.role for m in messages] == ["system", "user", *continued]
     if "problem" in TEMPLATE_VARIABLES[name]:  # trace-inference tasks show a program, not a problem statement
         assert "<problem>" in messages[1].content or "<problem>" in messages[0].content
     assert all(m.content and "{{" not in m.content and "{%" not in m.content for m in messages)
@@ -123,6 +124,10 @@ def test_split_messages():
         Message("assistant", "ok"),
     ]
     assert split_messages("just a question\n") == [Message("user", "just a question")]
+    # a final assistant message is the start of the reply: a code fence it opens last gets its newline
+    assert split_messages("=== user ===\nhi\n=== assistant ===\n```python\n")[-1] == Message("assistant",
+                                                                                              "```python\n")
+    assert split_messages("=== user ===\nhi\n=== assistant ===\nok\n")[-1] == Message("assistant", "ok")
     with pytest.raises(BadInput, match="before its first"):
         split_messages("stray\n=== user ===\nhi")
 

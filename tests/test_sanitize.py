@@ -1,13 +1,13 @@
 """Cleaning up the program in a reply: `strip_self_tests` (a call program keeps its definitions and loses the
-self-test a model appends to it) and `extract_code` on a reply that fenced no code (the unfenced program is read,
-prose that happens to compile is not)."""
+self-test a model appends to it), `extract_code` on a reply that fenced no code (the unfenced program is read,
+prose that happens to compile is not), and EvalPlus's sanitizer (`reachable_definitions`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from solidcoder.stages.base import extract_code
-from solidcoder.stages.sanitize import strip_self_tests
+from solidcoder.stages.sanitize import reachable_definitions, strip_self_tests
 
 FUNCTION = ("from collections import Counter\n\nLIMIT = 10\n\n\n"
             "def f(xs):\n    return [x for x in xs if Counter(xs)[x] == 1]\n")
@@ -73,3 +73,45 @@ def test_prose_and_other_fenced_blocks_are_no_program(reply):
 def test_a_fenced_block_still_wins_over_unfenced_code():
     reply = f"def wrong(a, b):\n    return a - b\n\n```python\n{ADD}```\n"
     assert extract_code(reply) == ADD
+
+
+# EvalPlus's sanitizer, as the Qwen2.5-Coder evaluation runs it (stages/sanitize.py: reachable_definitions).
+REPLY_WITH_EXTRAS = '''import math
+from functools import reduce
+def helper(a):
+    return a + 1
+def f(n):
+    return helper(n) * K
+K = 3
+print(f(2))
+assert f(1) == 6
+def unused():
+    return 1
+def no_return():
+    pass
+'''
+
+
+def test_the_sanitizer_keeps_imports_and_what_the_entry_point_reaches():
+    assert reachable_definitions(REPLY_WITH_EXTRAS, "f") == (
+        "import math\nfrom functools import reduce\ndef helper(a):\n    return a + 1\n"
+        "def f(n):\n    return helper(n) * K\nK = 3")
+
+
+def test_the_sanitizer_reads_the_longest_parsing_run_of_a_reply_with_prose():
+    assert reachable_definitions("Here it is:\ndef f(x):\n    return x\nDone, it works.", "f") == \
+        "def f(x):\n    return x"
+
+
+def test_the_sanitizer_drops_decorated_definitions_and_functions_without_return_as_evalplus_does():
+    code = "import functools\n@functools.cache\ndef g(n):\n    return n\ndef f(n):\n    print(g(n))\n"
+    assert reachable_definitions(code, "f") == "import functools"
+
+
+def test_the_first_definition_of_a_name_wins():
+    code = "def f():\n    return 1\ndef f():\n    return 2\n"
+    assert reachable_definitions(code, "f") == "def f():\n    return 1"
+
+
+def test_an_entry_point_the_code_lacks_leaves_the_imports():
+    assert reachable_definitions("import os\ndef g():\n    return 1\n", "f") == "import os"

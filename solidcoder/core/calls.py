@@ -26,8 +26,8 @@ from solidcoder.models.base import Completion, Message, Model
 from solidcoder.models.factory import DEFAULT_ROLE, ModelRoster
 
 # A call's options added to its id after logs were recorded, each left out at the value it had before it existed
-# (core/keys.py), so those logs still replay: a role's own model (None: the unit's model), top_p, schema, n.
-LATER_REQUEST = {"model": None, "top_p": None, "schema": None, "n": 1}
+# (core/keys.py), so those logs still replay: a role's own model (None: the unit's model), top_p, schema, n, stop.
+LATER_REQUEST = {"model": None, "top_p": None, "schema": None, "n": 1, "stop": ()}
 
 
 class Appender(Protocol):
@@ -131,9 +131,9 @@ class RecordingModel:
 
     async def acomplete(self, messages: list[Message], *, temperature: float | None = None,
                         max_tokens: int | None = None, top_p: float | None = None, schema: dict | None = None,
-                        n: int = 1, model: Model | None = None) -> Completion:
-        record = CallRecord(self._call_id(messages, temperature, max_tokens, model, top_p, schema, n), messages,
-                            temperature)
+                        n: int = 1, stop: tuple[str, ...] = (), model: Model | None = None) -> Completion:
+        record = CallRecord(self._call_id(messages, temperature, max_tokens, model, top_p, schema, n, stop),
+                            messages, temperature)
         if (row := self.log.replies.get(record.id)) is not None:
             stored = row["completion"]
             record.completion = Completion(**{**stored, "choices": tuple(stored.get("choices", ()))})
@@ -142,7 +142,7 @@ class RecordingModel:
         try:
             async with self.limiter.tasks:
                 record.completion = await (model or self.model).acomplete(
-                    messages, **sampling(temperature, max_tokens, top_p, schema, n))
+                    messages, **sampling(temperature, max_tokens, top_p, schema, n, stop))
         except ModelError as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             self._record(record)
@@ -157,7 +157,8 @@ class RecordingModel:
         return self._record(record)
 
     def _call_id(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
-                 model: Model | None, top_p: float | None, schema: dict | None, n: int = 1) -> str:
+                 model: Model | None, top_p: float | None, schema: dict | None, n: int = 1,
+                 stop: tuple[str, ...] = ()) -> str:
         with self._lock:
             if self.max_calls is not None and self._position >= self.max_calls:
                 reason = self._cap_reason or f"per-problem cap of {self.max_calls} model calls reached"
@@ -165,7 +166,7 @@ class RecordingModel:
             self._position += 1
             position = self._position
         role_model = model.name if model is not None and model is not self.model else None  # a role's own model
-        options = {"model": role_model, "top_p": top_p, "schema": schema, "n": n}
+        options = {"model": role_model, "top_p": top_p, "schema": schema, "n": n, "stop": tuple(stop)}
         return f"{self.key}#{position}#{request_hash(messages, temperature, max_tokens, options)}"
 
     def _record(self, record: CallRecord) -> Completion | None:
@@ -191,9 +192,11 @@ def request_hash(messages: list[Message], temperature: float | None, max_tokens:
 
 
 def sampling(temperature: float | None, max_tokens: int | None, top_p: float | None = None,
-             schema: dict | None = None, n: int = 1) -> dict[str, Any]:
-    """Keyword arguments for a model call; top_p, schema and n only when set (models need not take them otherwise)."""
-    extra = {k: v for k, v in (("top_p", top_p), ("schema", schema), ("n", n if n > 1 else None)) if v is not None}
+             schema: dict | None = None, n: int = 1, stop: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Keyword arguments for a model call; top_p, schema, n and stop only when set (models need not take them
+    otherwise)."""
+    extra = {k: v for k, v in (("top_p", top_p), ("schema", schema), ("n", n if n > 1 else None),
+                               ("stop", tuple(stop) or None)) if v is not None}
     return {"temperature": temperature, "max_tokens": max_tokens, **extra}
 
 

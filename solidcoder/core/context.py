@@ -52,8 +52,11 @@ class SolveContext:
         return await self.judge.ajudge(problem, code, problem.public_tests)
 
 
-async def ask(ctx: SolveContext, template: str, *, schema: dict | None = None, **variables: str) -> str:
-    """Render a template, call the model once (asking for JSON of `schema`'s shape, if given), return the reply."""
+async def ask(ctx: SolveContext, template: str, *, schema: dict | None = None, stop: tuple[str, ...] = (),
+              **variables: str) -> str:
+    """Render a template, call the model once (asking for JSON of `schema`'s shape, if given; ending the reply
+    before any of `stop`), return the reply."""
     messages = ctx.prompts.messages(template, **variables)
-    completion = await ctx.model.acomplete(messages, **sampling(ctx.temperature, ctx.max_tokens, ctx.top_p, schema))
+    completion = await ctx.model.acomplete(messages, **sampling(ctx.temperature, ctx.max_tokens, ctx.top_p, schema,
+                                                                stop=stop))
     return completion.text

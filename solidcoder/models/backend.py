@@ -6,6 +6,16 @@ errors into `TransientError` or `ModelFatalError`. Everything that must be the s
 Several choices of one prompt (`n` > 1) go out as one request where the backend takes `n` (`takes_n`: the setting
 `sends_n` for servers, which OpenAI and vLLM honour and llama.cpp's server refuses), else as n requests whose
 replies are merged, each prompt counted as billed.
+
+`stop` strings go out with the request where the backend takes them (llama.cpp, OpenAI-compatible servers and
+litellm do; OpenAI's own API takes at most four, `max_stop` of the settings), and every reply is cut again at the
+first of them here, so a backend that ignores or caps them answers as one that honours them (only the tokens billed
+differ). A request whose last message is in the `assistant` role asks the model to continue that text (a prefilled
+turn, e.g. an open code fence): llama.cpp in-process and transformers render the chat template up to the assistant's
+turn and append the prefix; OpenAI-compatible servers get vLLM's `continue_final_message` (llama.cpp's server
+continues a final assistant message by itself); those backends (`continues`) return the continuation, and the
+reply's text is the prefix followed by it. litellm's providers differ (OpenAI answers a new turn), so there the
+prefix message is not sent and the reply is the model's own whole turn.
 """
 
 from __future__ import annotations
@@ -30,6 +40,18 @@ class Request:
     top_p: float | None = None  # None: the server's default
     schema: dict | None = None  # a JSON schema the reply must follow, where the backend can enforce one
     n: int = 1  # choices asked for; only sent when > 1
+    stop: tuple[str, ...] = ()  # a reply ends before the first of these
+
+    @property
+    def prefix(self) -> str:
+        """The text a last `assistant` message asks the reply to continue; "" when the last message is not one."""
+        last = self.messages[-1]
+        return last["content"] if last["role"] == "assistant" else ""
+
+    @property
+    def turns(self) -> list[dict[str, str]]:
+        """The messages before the prefix: what the chat template renders up to the assistant's turn."""
+        return self.messages[:-1] if self.prefix else self.messages
 
     def response_format(self) -> dict:
         """OpenAI's structured-output request for `schema` (also what litellm passes on)."""
@@ -48,6 +70,12 @@ class Reply:
     choices: tuple[str | None, ...] = ()  # every choice's text when more than one was asked for
 
 
+def cut_at_stop(text: str, stop: tuple[str, ...]) -> str:
+    """`text` up to the first occurrence of any of `stop` (all of it when none occurs)."""
+    ends = [found for found in (text.find(s) for s in stop if s) if found >= 0]
+    return text[:min(ends)] if ends else text
+
+
 def merged(replies: list[Reply]) -> Reply:
     """The replies of n one-choice requests as one n-choice reply: every prompt counted, as each was billed."""
     costs = [r.cost_usd for r in replies]
@@ -59,6 +87,7 @@ class ChatBackend:
     """Base class for backends; subclasses implement `_send` and `_asend` and set `where` for messages."""
 
     where = "model"
+    continues = True  # a final assistant message is continued and the reply holds only the continuation
 
     def __init__(self, name: str, settings: ModelSettings, policy: RetryPolicy, budget: Budget | None = None):
         self.name = name
@@ -68,25 +97,25 @@ class ChatBackend:
 
     def complete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None, schema: dict | None = None, n: int = 1,
+        top_p: float | None = None, schema: dict | None = None, n: int = 1, stop: tuple[str, ...] = (),
     ) -> Completion:
-        request = self._request(messages, temperature, max_tokens, top_p, schema, n)
+        request = self._request(messages, temperature, max_tokens, top_p, schema, n, stop)
         start, replies = time.monotonic(), []
         for one in self._requests(request):
             self.budget.reserve()
             replies.append(call_with_retries(self.policy, self._what(), lambda one=one: self._send(one)))
-        return self._finish(merged(replies) if len(replies) > 1 else replies[0], start)
+        return self._finish(merged(replies) if len(replies) > 1 else replies[0], start, request)
 
     async def acomplete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None, schema: dict | None = None, n: int = 1,
+        top_p: float | None = None, schema: dict | None = None, n: int = 1, stop: tuple[str, ...] = (),
     ) -> Completion:
-        request = self._request(messages, temperature, max_tokens, top_p, schema, n)
+        request = self._request(messages, temperature, max_tokens, top_p, schema, n, stop)
         start, replies = time.monotonic(), []
         for one in self._requests(request):
             self.budget.reserve()
             replies.append(await acall_with_retries(self.policy, self._what(), lambda one=one: self._asend(one)))
-        return self._finish(merged(replies) if len(replies) > 1 else replies[0], start)
+        return self._finish(merged(replies) if len(replies) > 1 else replies[0], start, request)
 
     @property
     def takes_n(self) -> bool:
@@ -107,7 +136,8 @@ class ChatBackend:
         return f"model {self.name} ({self.where})"
 
     def _request(self, messages: list[Message], temperature: float | None, max_tokens: int | None,
-                 top_p: float | None = None, schema: dict | None = None, n: int = 1) -> Request:
+                 top_p: float | None = None, schema: dict | None = None, n: int = 1,
+                 stop: tuple[str, ...] = ()) -> Request:
         if not messages or n < 1:
             raise ValueError("a chat request needs at least one message and asks for at least one choice")
         adapted = self.settings.adapt(messages)
@@ -119,13 +149,15 @@ class ChatBackend:
             top_p=top_p,
             schema=schema,
             n=n,
+            stop=tuple(stop),
         )
 
-    def _finish(self, reply: Reply, start: float) -> Completion:
+    def _finish(self, reply: Reply, start: float, request: Request) -> Completion:
         latency = time.monotonic() - start
         cost = reply.cost_usd
         if cost is None:
             cost = self.settings.cost(reply.prompt_tokens, reply.completion_tokens)
+        reply = self._ended(reply, request)
         completion = Completion(
             text=reply.text or "",
             prompt_tokens=reply.prompt_tokens,
@@ -140,3 +172,13 @@ class ChatBackend:
         if not any((text or "").strip() for text in reply.choices or (reply.text,)):
             raise ModelError(f"{self._what()}: empty reply (finish_reason={reply.finish_reason}); not scoring it")
         return completion
+
+    def _ended(self, reply: Reply, request: Request) -> Reply:
+        """`reply` with each choice cut at the request's stop strings and, where this backend continued a prefix,
+        that prefix put back in front (a choice with no text stays empty: the empty-reply check must see it)."""
+        prefix = request.prefix if self.continues else ""
+
+        def end(text: str | None) -> str | None:
+            return prefix + cut_at_stop(text, request.stop) if text else text
+
+        return replace(reply, text=end(reply.text), choices=tuple(end(text) for text in reply.choices))

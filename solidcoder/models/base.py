@@ -51,18 +51,21 @@ class Model(Protocol):
     """A chat model, whatever serves it. `top_p` None leaves nucleus sampling at the server's default. `schema` (a
     JSON schema) asks for a reply that is one JSON object of that shape, enforced where the backend can (a grammar
     on llama.cpp, `response_format` on OpenAI-compatible servers and litellm); callers still parse defensively. `n` > 1
-    asks for that many choices of one prompt (`Completion.choices`); a server may return fewer."""
+    asks for that many choices of one prompt (`Completion.choices`); a server may return fewer. `stop` strings end a
+    reply before them (sent where the backend takes them, and cut again from every reply, so all backends agree). A
+    last message in the `assistant` role is a prefix the reply continues (`ChatBackend` docstring: where each
+    backend can, and what the reply's text holds)."""
 
     name: str
 
     def complete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None, schema: dict | None = None, n: int = 1,
+        top_p: float | None = None, schema: dict | None = None, n: int = 1, stop: tuple[str, ...] = (),
     ) -> Completion: ...
 
     async def acomplete(
         self, messages: list[Message], *, temperature: float | None = None, max_tokens: int | None = None,
-        top_p: float | None = None, schema: dict | None = None, n: int = 1,
+        top_p: float | None = None, schema: dict | None = None, n: int = 1, stop: tuple[str, ...] = (),
     ) -> Completion: ...
 
 

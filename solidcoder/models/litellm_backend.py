@@ -45,6 +45,7 @@ class LiteLLMModel(ChatBackend):
     """A model reached through litellm; `api_base` optionally points it at a specific server."""
 
     where = "litellm"
+    continues = False  # the prefix message is left out and the reply is the model's whole turn
 
     def __init__(
         self,
@@ -78,7 +79,7 @@ class LiteLLMModel(ChatBackend):
     def _body(self, request: Request) -> dict[str, Any]:
         body = {
             "model": self.name,
-            "messages": request.messages,
+            "messages": request.turns,  # a prefix is not sent: providers differ on it (backend.py)
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
             "timeout": self.policy.timeout_s,
@@ -91,6 +92,8 @@ class LiteLLMModel(ChatBackend):
             body["response_format"] = request.response_format()
         if request.n > 1:
             body["n"] = request.n
+        if request.stop:
+            body["stop"] = list(request.stop[:self.settings.max_stop])
         if self.api_base:
             body["api_base"] = self.api_base
             # A self-hosted server usually needs no key, but litellm's openai provider refuses to send without one.

@@ -191,20 +191,28 @@ class LlamaCppModel(ChatBackend):
     def _generate(self, request: Request, sample: int = 1, stop: threading.Event | None = None) -> Reply:
         if stop is not None and stop.is_set():  # cancelled before this choice began: its reply would be thrown away
             raise ModelFatalError(f"{self._what()}: cancelled")
+        options = {"temperature": request.temperature, "max_tokens": request.max_tokens,
+                   "seed": self._seeds.randrange(2**32), **_extras(request),
+                   **_with_stopper(self._heartbeat(request, sample), stop, self._llama)}
         try:
-            out = self._llama.create_chat_completion(
-                messages=request.messages, temperature=request.temperature, max_tokens=request.max_tokens,
-                seed=self._seeds.randrange(2**32), **_extras(request),
-                **_with_stopper(self._heartbeat(request, sample), stop, self._llama))
+            out = self._continued(request, options) if request.prefix else self._llama.create_chat_completion(
+                messages=request.messages, **options, **({"stop": list(request.stop)} if request.stop else {}))
         except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
             raise ModelFatalError(f"{self._what()}: {exc}; shorten the input or raise context_window") from exc
         choice, usage = out["choices"][0], out.get("usage") or {}
         return Reply(
-            text=choice["message"].get("content"),
+            text=choice["text"] if request.prefix else choice["message"].get("content"),
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             finish_reason=choice.get("finish_reason"),
         )
+
+    def _continued(self, request: Request, options: dict[str, Any]) -> dict[str, Any]:
+        """A completion of the chat template rendered up to the assistant's turn, then `request.prefix`: the reply
+        continues the prefix (its text is the continuation alone)."""
+        rendered = _chat_formatter(self._llama)(messages=request.turns)
+        stops = [*request.stop, *([rendered.stop] if isinstance(rendered.stop, str) else rendered.stop or [])]
+        return self._llama.create_completion(prompt=rendered.prompt + request.prefix, stop=stops, **options)
 
     def _heartbeat(self, request: Request, sample: int) -> dict[str, Any]:
         """With `on_progress`, a logits processor that counts the tokens of `request`'s `sample`-th choice as
@@ -239,6 +247,22 @@ class LlamaCppModel(ChatBackend):
         if self.settings.prompt_cache_mb > 0:
             llama.set_cache(_sized_cache(llama_cpp)(capacity_bytes=self.settings.prompt_cache_mb << 20))
         return llama
+
+
+def _chat_formatter(llama: Any) -> Any:
+    """The GGUF's own chat template as llama-cpp-python renders it for `create_chat_completion` (with the
+    generation prompt), from the file's metadata; BadInput when the file carries none."""
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise BadInput("this GGUF has no chat template, so a prefilled reply cannot be rendered; use a chat model")
+    special = {name: _token_text(llama, token) for name, token in (("eos_token", llama.token_eos()),
+                                                                  ("bos_token", llama.token_bos()))}
+    formats = import_llama_cpp().llama_chat_format
+    return formats.Jinja2ChatFormatter(template=template, **special, add_generation_prompt=True)
+
+
+def _token_text(llama: Any, token: int) -> str:
+    return llama.detokenize([token], special=True).decode("utf-8", "replace") if token >= 0 else ""
 
 
 def _with_stopper(options: dict[str, Any], stop: threading.Event | None, llama: Any) -> dict[str, Any]:

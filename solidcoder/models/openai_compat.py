@@ -91,6 +91,10 @@ class OpenAICompatModel(ChatBackend):
             body["response_format"] = request.response_format()
         if request.n > 1:
             body["n"] = request.n
+        if request.stop:
+            body["stop"] = list(request.stop[:self.settings.max_stop])
+        if request.prefix:  # vLLM's names; llama.cpp's server continues a final assistant message by itself
+            body |= {"continue_final_message": True, "add_generation_prompt": False}
         return body
 
 

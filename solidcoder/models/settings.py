@@ -39,6 +39,9 @@ class ModelSettings:
     # Servers only: one request may ask for several choices (`n`), as OpenAI and vLLM allow. llama.cpp's server
     # refuses n > 1: set false for it, and n choices become n requests.
     sends_n: bool = True
+    # Servers and API providers: how many stop strings one request may carry (OpenAI's API takes 4; vLLM and
+    # llama.cpp any number). The rest are still applied, by cutting the reply (models/backend.py).
+    max_stop: int = 16
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return prompt_tokens * self.cost_per_input_token + completion_tokens * self.cost_per_output_token

@@ -56,8 +56,9 @@ class TransformersModel(ChatBackend):
     def _generate(self, request: Request) -> Reply:
         import torch
 
-        ids = self._tokenizer.apply_chat_template(request.messages, add_generation_prompt=True, return_tensors="pt",
-                                                  return_dict=True)["input_ids"].to(self._model.device)
+        text = self._tokenizer.apply_chat_template(request.turns, add_generation_prompt=True, tokenize=False)
+        ids = self._tokenizer(text + request.prefix, return_tensors="pt", add_special_tokens=False)["input_ids"]
+        ids = ids.to(self._model.device)
         if ids.shape[1] + request.max_tokens > self.settings.context_window:
             raise ModelFatalError(f"{self._what()}: {ids.shape[1]} prompt tokens + {request.max_tokens} to generate "
                                   f"exceed context_window {self.settings.context_window}")

@@ -57,3 +57,88 @@ def _without(code: str, dropped: list[ast.stmt], kept: list[ast.stmt]) -> str:
     lines = code.splitlines(keepends=True)
     gone = {i for node in dropped for i in _lines(node)} - {i for node in kept for i in _lines(node)}
     return "".join(line for i, line in enumerate(lines) if i not in gone).rstrip("\n") + "\n"
+
+
+def reachable_definitions(code: str, entry_point: str) -> str:
+    """EvalPlus's sanitizer (evalplus/sanitize.py, `sanitize(code, entrypoint)`), which the Qwen2.5-Coder evaluation
+    runs on every reply, written over Python's own parser: the longest run of whole lines that parses; then its
+    imports, followed by the top-level definitions `entry_point` reaches through the names they use: classes,
+    functions with a `return` somewhere in them, and assignments to one plain name (the first definition of a name
+    wins). Everything else at the top level goes, decorated definitions included, as EvalPlus has it (its parser
+    sees them as another kind of node). An `entry_point` the code does not define leaves the imports alone."""
+    code = longest_parsing_run(code)
+    module = parse_python(code)
+    imports = [node for node in module.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    definitions = _first_definitions(module)
+    names = {name: _identifiers(node) for name, node in definitions}
+    wanted = _reached(entry_point, names)
+    kept = [*imports, *(node for name, node in definitions if name in wanted)]
+    return "\n".join(ast.get_source_segment(code, node) or "" for node in kept)
+
+
+def longest_parsing_run(code: str) -> str:
+    """The run of whole lines with the most non-blank lines that parses (the earliest among equals); the code
+    itself when it parses. EvalPlus's `code_extract`."""
+    if _parses(code):
+        return code
+    lines, best, most = code.split("\n"), (0, 0), 0
+    for first in range(len(lines)):
+        for last in range(first + 1, len(lines)):
+            size = sum(1 for line in lines[first:last + 1] if line.strip())
+            if size > most and _parses("\n".join(lines[first:last + 1])):
+                best, most = (first, last), size
+    return "\n".join(lines[best[0]:best[1] + 1])
+
+
+def _parses(code: str) -> bool:
+    try:
+        parse_python(code)
+    except (SyntaxError, ValueError, MemoryError):
+        return False
+    return True
+
+
+def _first_definitions(module: ast.Module) -> list[tuple[str | None, ast.stmt]]:
+    found: list[tuple[str | None, ast.stmt]] = []
+    for node in module.body:
+        name = _defined_name(node)
+        if name is not _NOT_A_DEFINITION and name not in {seen for seen, _ in found}:
+            found.append((name, node))
+    return found
+
+
+_NOT_A_DEFINITION = object()
+
+
+def _defined_name(node: ast.stmt) -> object:
+    """The name a kept top-level statement defines (None: an assignment to something else than one plain name)."""
+    if isinstance(node, ast.ClassDef) and not node.decorator_list:
+        return node.name
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
+        return node.name if any(isinstance(n, ast.Return) for n in ast.walk(node)) else _NOT_A_DEFINITION
+    if isinstance(node, ast.Assign):
+        return node.targets[0].id if isinstance(node.targets[0], ast.Name) else None
+    if isinstance(node, ast.AnnAssign):
+        return node.target.id if isinstance(node.target, ast.Name) else None
+    return _NOT_A_DEFINITION
+
+
+def _identifiers(node: ast.AST) -> set[str]:
+    """Every identifier written in `node`: names, attribute names, parameters, keywords, the defined name."""
+    found: set[str] = set()
+    for child in ast.walk(node):
+        for field in ("id", "attr", "arg", "name"):
+            value = getattr(child, field, None)
+            if isinstance(value, str):
+                found.add(value)
+    return found
+
+
+def _reached(entry_point: str, uses: dict[str | None, set[str]]) -> set[str]:
+    reached, queue = {entry_point}, [entry_point]
+    while queue:
+        for name in uses.get(queue.pop(0), ()):
+            if name not in reached:
+                reached.add(name)
+                queue.append(name)
+    return reached

@@ -44,6 +44,7 @@ best program its tiers produced, unverified.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -55,6 +56,7 @@ from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
 from solidcoder.requirements import Requirement
 from solidcoder.stages.live import SuiteTest
+from solidcoder.stages.prompt_formats import PLAIN, PromptFormat, prompt_format
 from solidcoder.store import Route, TierCost
 from solidcoder.strategies.algorithm1 import Algorithm1, Loop, make_algorithm1
 from solidcoder.strategies.base import Attempt
@@ -74,7 +76,7 @@ ORACLES = ("program", "shared", "none")
 # strategy did before it existed), so those runs keep their configuration key (core/keys.py). A new field of
 # `RoutedSettings` goes here, or every recorded key of this strategy changes (tests/test_keys.py checks recorded ones).
 LATER_SETTINGS = {"max_tier": 2, "full_calls": None, "oracle": "program", "selector": "majority",
-                  "trace_feedback": None, "guard": "none", "orm": None}
+                  "trace_feedback": None, "guard": "none", "orm": None, "prompt": "plain"}
 GUARDS = ("none", "tests")
 
 
@@ -106,6 +108,9 @@ class RoutedSettings:
     # "none": on MBPP 0-39 the guard scored 22/40 as routed v2 does, at 4.0x Direct's tokens instead of 2.7x; it
     # caught 1 of tier 0's 4 false accepts (benchmarks/results/mbpp40_qwen05b_routed_onerequest/README.md).
     guard: str = "none"
+    # The prompt format of tiers 0 and 1 (stages/prompt_formats.py): "plain", the Direct prompt, or "qwen", the
+    # model maker's own (stop strings, its sanitizer in place of `strip_self_tests`).
+    prompt: str = "plain"
 
     def selection(self) -> Selector:
         return Selector(self.selector, self.orm)
@@ -117,9 +122,9 @@ def parse_routed(options: str) -> RoutedSettings:
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, _, value = item.partition("=")
         if key not in ("samples", "temperature", "full", "max_tier", "full_calls", "oracle", "selector",
-                       "trace_feedback", "guard", "orm"):
+                       "trace_feedback", "guard", "orm", "prompt"):
             raise BadInput(f"unknown solidcoder-routed option {key!r}; known: samples, temperature, full, max_tier, "
-                           "full_calls, oracle, selector, orm, trace_feedback, guard")
+                           "full_calls, oracle, selector, orm, trace_feedback, guard, prompt")
         setattr(settings, key, _option_value(key, value, item))
     settings.selection()  # BadInput now, before any call, for selector=orm without orm=DIR (or the reverse)
     return settings
@@ -132,6 +137,8 @@ def _option_value(key: str, value: str, item: str) -> Any:
         return None
     if key == "orm" and value:
         return value
+    if key == "prompt":
+        return prompt_format(value).name
     if key == "oracle" and value in ORACLES or key == "selector" and value in SELECTORS \
             or key == "guard" and value in GUARDS \
             or key == "trace_feedback" and value in ("values", "blocks"):
@@ -181,7 +188,8 @@ class Routed:
     def templates(self) -> tuple[str, ...]:
         shared = (SHARED_ORACLE,) if self.config.oracle == "shared" else ()
         generated = (GENERATED_TESTS,) if self.config.selector == "agreement" or self.config.guard == "tests" else ()
-        return ("strategies/direct", *self.full.templates, *shared, *generated)
+        direct = tuple(dict.fromkeys((prompt_format(self.config.prompt).template, "strategies/direct")))
+        return (*direct, *self.full.templates, *shared, *generated)
 
     def with_loop(self, changes: dict[str, Any]) -> Routed:
         """solve's loop flags set tier 2, the full loop, and turn it on; loop sizes asked for are run (no tier-2 call
@@ -248,7 +256,14 @@ class Routed:
                             f"tier 2's budget of {counted(self.config.full_calls, 'call')} reached")
 
     async def _direct(self, problem: Problem, loop: Loop) -> str:
-        return loop.program(await ask(loop.ctx, "strategies/direct", **problem_variables(problem)))
+        form = prompt_format(self.config.prompt).for_problem(problem)
+        reply = await ask(loop.ctx, form.template, stop=form.stop, **problem_variables(problem))
+        return self._read(form, problem, loop)(reply)
+
+    @staticmethod
+    def _read(form: PromptFormat, problem: Problem, loop: Loop) -> Callable[[str], str]:
+        """How tiers 0 and 1 read a reply: as the full loop does, or as the maker's format does."""
+        return loop.program if form is PLAIN else (lambda text: form.program(text, problem))
 
     async def _guarded(self, problem: Problem, generated: GeneratedTests, code: str, tiers: _Tiers) -> bool:
         """`guard=tests`: tier 0's program passes at least half of the generated tests it can run (no readable test:
@@ -266,8 +281,10 @@ class Routed:
     async def _sampled(self, problem: Problem, loop: Loop, generated: GeneratedTests) -> list[str]:
         """The survivors of sample-and-select (strategies/selection.py, as `solve --prerank`'s), best first ([""]
         when none survived)."""
+        form = prompt_format(self.config.prompt).for_problem(problem)
         chosen = await sample_and_select(problem, loop.ctx, self.config.samples, self.config.temperature,
-                                         self.config.selection(), generated, read=loop.program)
+                                         self.config.selection(), generated, read=self._read(form, problem, loop),
+                                         form=form)
         return chosen.programs or [""]
 
 

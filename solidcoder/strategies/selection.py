@@ -28,7 +28,7 @@ from solidcoder.languages import language
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import problem_variables
 from solidcoder.requirements import TRANSFORMERS, Requirement
-from solidcoder.stages.base import extract_code
+from solidcoder.stages.prompt_formats import PLAIN, PromptFormat
 from solidcoder.verify.rank import AgreementScorer, Candidate, MajorityScorer, prune_then_rank, reranked
 from solidcoder.verify.weak import filter_requirements, make_verifier
 
@@ -92,12 +92,13 @@ class Selected:
 
 async def sample_and_select(problem: Problem, ctx: SolveContext, samples: int, temperature: float,
                             selector: Selector, generated: GeneratedTests | None = None,
-                            read: Callable[[str], str] | None = None) -> Selected:
-    """`samples` programs at `temperature` (`read` takes each out of its reply), pruned, ranked by behaviour majority
-    and ordered by `selector`; `generated` are the problem's generated tests when a caller shares them (routing's
-    guard), else asked for here if the selector needs them. Programs run on `ctx.judge`, which records them."""
+                            read: Callable[[str], str] | None = None, form: PromptFormat = PLAIN) -> Selected:
+    """`samples` programs at `temperature` in the prompt format `form` (`read` takes each out of its reply), pruned,
+    ranked by behaviour majority and ordered by `selector`; `generated` are the problem's generated tests when a
+    caller shares them (routing's guard), else asked for here if the selector needs them. Programs run on
+    `ctx.judge`, which records them."""
     judge = ctx.judge
-    programs = await sample_programs(problem, ctx, samples, temperature, read)
+    programs = await sample_programs(problem, ctx, samples, temperature, read, form)
     filters = NATIVE_FILTERS if language(problem.language).native else FILTERS
     ranking = await prune_then_rank(problem, programs, [make_verifier(f, judge) for f in filters],
                                     MajorityScorer(judge))
@@ -106,17 +107,20 @@ async def sample_and_select(problem: Problem, ctx: SolveContext, samples: int, t
 
 
 async def sample_programs(problem: Problem, ctx: SolveContext, samples: int, temperature: float,
-                          read: Callable[[str], str] | None = None) -> list[str]:
-    """`samples` programs from the coder model (Direct prompt) as the choices of one request, each read by `read`
-    (default: `extract_code` in the problem's language); a server that returned fewer is asked again for the rest."""
+                          read: Callable[[str], str] | None = None, form: PromptFormat = PLAIN) -> list[str]:
+    """`samples` programs from the coder model (Direct's prompt in the format `form`) as the choices of one request,
+    each read by `read` (default: as the format reads a reply); a server that returned fewer is asked again for the
+    rest."""
     model = ctx.model.for_role("coder")
+    form = form.for_problem(problem)
     # The statement alone, as routing's recorded runs were asked (Direct's own prompt adds missing starter code).
-    messages = ctx.prompts.messages("strategies/direct", **problem_variables(problem) | {"problem": problem.statement})
-    read = read or (lambda text: extract_code(text, problem.language))
+    messages = ctx.prompts.messages(form.template, **problem_variables(problem) | {"problem": problem.statement})
+    read = read or (lambda text: form.program(text, problem))
+    stop = {"stop": form.stop} if form.stop else {}
     programs: list[str] = []
     while len(programs) < samples:
         reply = await model.acomplete(messages, temperature=temperature, max_tokens=ctx.max_tokens,
-                                      n=samples - len(programs))
+                                      n=samples - len(programs), **stop)
         programs.extend(read(text) for text in reply.texts[:samples - len(programs)])
     return programs
 

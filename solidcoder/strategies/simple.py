@@ -24,6 +24,7 @@ from solidcoder.execution.judge import JudgeReport
 from solidcoder.problem import Problem
 from solidcoder.prompting import problem_variables
 from solidcoder.stages.base import extract_code
+from solidcoder.stages.prompt_formats import prompt_format
 from solidcoder.strategies.base import Attempt, NoLoop
 
 DIRECT = "strategies/direct"
@@ -49,17 +50,20 @@ class DirectSettings:
     sampled: bool = False  # the model's default temperature instead of greedy (one sample only)
     n: int = 1  # best of n
     temperature: float = 0.8  # the samples' temperature when n > 1
+    prompt: str = "plain"  # the prompt format (stages/prompt_formats.py)
 
 
 def parse_direct(options: str) -> DirectSettings:
-    """"sampled" | "n=5[,temperature=0.8]" -> DirectSettings; BadInput names an unknown or bad option."""
+    """"sampled" | "n=5[,temperature=0.8]" | "prompt=qwen" -> DirectSettings; BadInput names an unknown or bad
+    option."""
     found: dict[str, Any] = {}
     for item in filter(None, (o.strip() for o in options.split(","))):
         key, _, value = item.partition("=")
         try:
-            found[key] = {"sampled": lambda v: v in ("", "true"), "n": int, "temperature": float}[key](value)
+            found[key] = {"sampled": lambda v: v in ("", "true"), "n": int, "temperature": float,
+                          "prompt": lambda v: prompt_format(v).name}[key](value)
         except KeyError:
-            raise BadInput(f"unknown direct option {key!r}; known: sampled, n, temperature") from None
+            raise BadInput(f"unknown direct option {key!r}; known: sampled, n, temperature, prompt") from None
         except ValueError:
             raise BadInput(f"direct option {item!r}: not a number") from None
     settings = DirectSettings(**found)
@@ -69,29 +73,39 @@ def parse_direct(options: str) -> DirectSettings:
 
 
 class Direct(OneCallStrategy):
-    """Direct: greedy, sampled at the model's default, or best-of-n (module docstring)."""
+    """Direct: greedy, sampled at the model's default, or best-of-n, in a prompt format (module docstring)."""
 
     def __init__(self, config: DirectSettings | None = None):
         super().__init__("direct")
         self.config = config or DirectSettings()
+        self.format = prompt_format(self.config.prompt)
+        self.templates = tuple(dict.fromkeys((self.format.template, DIRECT)))
 
     def settings(self) -> dict[str, Any]:
+        found = asdict(self.config)
+        if found.pop("prompt") != "plain":  # the plain format's rows keep the keys they were recorded with
+            found |= {"prompt": self.format.name, "stop": list(self.format.stop)}
+        template = {"template": self.format.template}
         if self.config.n > 1:
-            return {"template": DIRECT, **asdict(self.config), "answer": "first public pass, else majority"}
-        return {"template": DIRECT} | ({} if self.config.sampled else {"temperature": 0.0})
+            return template | found | {"answer": "first public pass, else majority"}
+        return template | {k: v for k, v in found.items() if k in ("prompt", "stop")} | (
+            {} if self.config.sampled else {"temperature": 0.0})
 
     async def solve(self, problem: Problem, ctx: SolveContext) -> Attempt:
         if self.config.n > 1:
             return await self._best_of_n(problem, ctx)
         greedy = ctx.temperature is None and not self.config.sampled
-        reply = await ask(ctx.with_temperature(0.0) if greedy else ctx, DIRECT, **problem_variables(problem))
-        return Attempt(code=extract_code(reply, problem.language))
+        form = self.format.for_problem(problem)
+        reply = await ask(ctx.with_temperature(0.0) if greedy else ctx, form.template, stop=form.stop,
+                          **problem_variables(problem))
+        return Attempt(code=form.program(reply, problem))
 
     async def _best_of_n(self, problem: Problem, ctx: SolveContext) -> Attempt:
-        messages = ctx.prompts.messages(DIRECT, **problem_variables(problem))
+        form = self.format.for_problem(problem)
+        messages = ctx.prompts.messages(form.template, **problem_variables(problem))
         reply = await ctx.model.acomplete(messages, temperature=self.config.temperature, max_tokens=ctx.max_tokens,
-                                          n=self.config.n)
-        programs = [extract_code(text, problem.language) for text in reply.texts]
+                                          n=self.config.n, **({"stop": form.stop} if form.stop else {}))
+        programs = [form.program(text, problem) for text in reply.texts]
         reports = [await ctx.check(problem, code) if code.strip() else None for code in programs]
         picks = [pick(reports[:k]) for k in range(1, len(programs) + 1)]
         alternatives = {str(k): programs[i] for k, i in enumerate(picks, 1)}
