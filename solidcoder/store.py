@@ -281,7 +281,8 @@ class ResultRow:
     notes: Notes | None = None
     kept_tests: int | None = None  # tests the strategy kept, judged on an answer the hidden tests accept ...
     false_alarms: int | None = None  # ... and how many of them reject it (None: not judged)
-    alternatives_passed: Mapping[str, bool] | None = None  # best-of-n: its pick among the first k samples, by k
+    alternatives_passed: Mapping[str, bool] | None = None  # best-of-n: its pick among the first k samples, by k;
+    # since issue 53 also each sample's own verdict ("sample 1" ...)
     variable: str | None = None
     expected: str | None = None
     predicted: str | None = None

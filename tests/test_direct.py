@@ -48,7 +48,8 @@ def test_best_of_n_samples_in_one_request_and_answers_for_every_k(scripted_serve
     assert (body["n"], body["temperature"]) == (3, 0.8)
     row = results[0]
     assert row["notes"]["best_of"]["picks"] == [0, 0, 2]  # none passes in the first two: the earliest of a tie
-    assert row["alternatives_passed"] == {"1": False, "2": False, "3": True} and row["passed"]
+    assert row["alternatives_passed"] == {"1": False, "2": False, "3": True, "sample 1": False, "sample 2": False,
+                                          "sample 3": True} and row["passed"]
 
 
 def test_best_of_n_without_a_passing_sample_takes_the_behaviour_majority(scripted_server, sandbox_pool, tmp_path):
@@ -66,21 +67,53 @@ def _rows(store: ResultStore, strategy: str, passes: str, tokens: tuple[int, int
                                    alternatives_passed=alternatives(i) if alternatives else None))
 
 
-def test_report_prices_best_of_k_at_each_strategys_tokens(tmp_path):
+def test_report_prices_best_of_k_at_each_strategys_completion_tokens(tmp_path):
     from solidcoder.bench.report import load_summaries, signal_lines
 
     store = ResultStore(tmp_path)
     _rows(store, "direct", "1100000000", (100, 100))
-    _rows(store, "solidcoder-routed", "1111111011", (200, 300))  # 500 tokens: best-of-4 costs 100 + 4 * 100
+    _rows(store, "solidcoder-routed", "1111111011", (200, 300))  # 300 completion tokens: best-of-3 costs 3 * 100
     _rows(store, "direct:n=5", "1111100000", (100, 500), lambda i: {str(k): i < k for k in range(1, 6)})
     store.close()
     lines = signal_lines(load_summaries([tmp_path]))
     routed = next(line for line in lines if "solidcoder-routed (m) against Direct best-of" in line)
-    assert routed.startswith("d solidcoder-routed (m) against Direct best-of-4 at equal tokens (500 against 500 "
-                             "per problem; best-of-4 40.0 %): +50.0 points")
-    assert "won 5, lost 0 of 10" in routed
+    assert routed.startswith("d solidcoder-routed (m) against Direct best-of-3 at equal completion tokens (300 "
+                             "against 300 per problem; model seconds 0.0 against 0.0; best-of-3 30.0 %): +60.0 points")
+    assert "won 6, lost 0 of 10" in routed
     direct = next(line for line in lines if line.startswith("d direct (m) against Direct best-of"))
-    assert "best-of-1 " in direct  # 200 tokens: one sample
+    assert "best-of-1 " in direct  # 100 completion tokens: one sample
+
+
+def test_the_baseline_is_sampled_as_the_strategy_samples_and_the_oracle_stands_beside_it(tmp_path):
+    from solidcoder.bench.report import load_summaries, signal_lines
+
+    def judged(i: int) -> dict[str, bool]:  # problem i: sample 1 right on p0, sample 4 on p1, none elsewhere
+        samples = {f"sample {j}": (i, j) in {(0, 1), (1, 4)} for j in range(1, 6)}
+        return {str(k): i == 0 for k in range(1, 6)} | samples
+
+    store = ResultStore(tmp_path)
+    _rows(store, "solidcoder-routed:prompt=qwen", "1100", (200, 300))
+    _rows(store, "direct:n=5", "1111", (100, 500), lambda i: {str(k): True for k in range(1, 6)})
+    _rows(store, "direct:n=5,prompt=qwen", "1000", (100, 500), judged)
+    _rows(store, "solidcoder-routed", "1100", (200, 300))
+    store.close()
+    lines = signal_lines(load_summaries([tmp_path]))
+    qwen = next(line for line in lines if line.startswith("d solidcoder-routed:prompt=qwen (m) against"))
+    assert "best-of-3 25.0 %; oracle (any right sample) 25.0 % of 3, 50.0 % of 5)" in qwen  # the qwen run's
+    plain = next(line for line in lines if line.startswith("d solidcoder-routed (m) against Direct best-of"))
+    assert "best-of-3 100.0 %)" in plain and "oracle" not in plain  # the plain run judged no sample on its own
+
+
+def test_a_baseline_sampled_otherwise_is_named(tmp_path):
+    from solidcoder.bench.report import load_summaries, signal_lines
+
+    store = ResultStore(tmp_path)
+    _rows(store, "solidcoder-routed:prompt=qwen,temperature=0.6", "10", (200, 300))
+    _rows(store, "direct:n=5", "11", (100, 500), lambda i: {str(k): True for k in range(1, 6)})
+    store.close()
+    line = next(line for line in signal_lines(load_summaries([tmp_path])) if "against Direct best-of" in line)
+    assert "the baseline differs: prompt plain where it samples at qwen, temperature 0.8 where it samples at 0.6" \
+        in line
 
 
 def test_direct_settings_default_is_greedy_one_sample():

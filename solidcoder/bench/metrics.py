@@ -45,6 +45,7 @@ class Summary:
     completion_tokens: float = 0.0
     cost_usd: float = 0.0
     wall_s: float = 0.0
+    model_s: float = 0.0  # seconds the model spent per problem (rows' `model_s`; 0 in rows that lack it)
     label: str = ""
     language: str = "python"  # the programs' (rows' `language`; rows before 2026-12-06 are Python)
     kept_tests: int = 0  # tests the strategy kept on answers the hidden tests accept (oracle precision) ...
@@ -123,7 +124,7 @@ def _summary(group: tuple, rows: list[ResultRow], infra: int) -> Summary:
     summary.samples = n
     for k in sorted({1, n} | {k for k in (5, 10, 100) if k <= n}):
         summary.pass_at[k] = sum(pass_at_k(len(v), sum(v), k) for v in per_problem.values()) / len(per_problem)
-    for name in ("calls", "prompt_tokens", "completion_tokens", "wall_s"):
+    for name in ("calls", "prompt_tokens", "completion_tokens", "wall_s", "model_s"):
         setattr(summary, name, sum(getattr(row, name) for row in rows) / len(per_problem))
     summary.cost_usd = sum(row.cost_usd for row in rows)
     summary.alternatives = {row.id: dict(row.alternatives_passed) for row in rows if row.alternatives_passed}

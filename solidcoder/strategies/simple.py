@@ -9,7 +9,8 @@ sets `--temperature`; `direct:sampled` is the model's default temperature, what 
 recorded rows keep their key). `direct:n=5` is best-of-n, the equal-compute baseline (issue 37): n programs at
 `temperature` (0.8) as the choices of one request, the first that passes the public tests is the answer, else the
 behaviour majority on the public inputs (ties: the earliest). It answers for every k <= n at once (the pick among the
-first k samples, `Attempt.alternatives`), so `report` can price best-of-k at the tokens of any strategy.
+first k samples, `Attempt.alternatives`), so `report` can price best-of-k at the tokens of any strategy; each sample
+is judged too (`sample 1` ... `sample n`), so `report` can say how often any sample was right (the oracle).
 """
 
 from __future__ import annotations
@@ -108,7 +109,9 @@ class Direct(OneCallStrategy):
         programs = [form.program(text, problem) for text in reply.texts]
         reports = [await ctx.check(problem, code) if code.strip() else None for code in programs]
         picks = [pick(reports[:k]) for k in range(1, len(programs) + 1)]
-        alternatives = {str(k): programs[i] for k, i in enumerate(picks, 1)}
+        # each pick among the first k, and each sample itself (the oracle: is any sample right?), judged by the bench
+        alternatives = {str(k): programs[i] for k, i in enumerate(picks, 1)} | {
+            f"sample {i}": code for i, code in enumerate(programs, 1)}
         figures = {"best_of": {"samples": len(programs), "picks": picks,
                                "public_passed": [bool(r and r.passed) for r in reports]}}
         return Attempt(code=programs[picks[-1]], alternatives=alternatives, figures=figures)
