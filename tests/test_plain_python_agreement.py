@@ -1,19 +1,22 @@
 """A program that computes the right values passes, and nothing else does: a corpus of honest programs across value
 kinds (issue 38's among them: generators, stdlib values, a program's classes and exceptions, callbacks, names),
 each judged by plain Python (the test run in the program's own process, after the problem's header, as the
-dataset's harness runs `prompt + completion + test`) and by the sandbox. The verdicts agree on every program; a
-wrong twin of each program fails both ways.
+dataset's harness runs `prompt + completion + test`) and by the sandbox, both in the benchmark environment
+(`execution/environment.py`: the standard library and `BENCHMARK_MODULES`). The verdicts agree on every program; a
+wrong twin of each program fails both ways, and so does a program importing a module that environment lacks.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
-import sys
 from dataclasses import dataclass
 
 import pytest
 
+from solidcoder.execution.environment import BENCHMARK_MODULES, module_name, plain_python, unlisted_modules
 from solidcoder.execution.judge import Judge
+from solidcoder.execution.sandbox import SandboxConfig, SandboxPool
 from solidcoder.problem import Problem, TestCase
 
 HEADER = "import math\nimport collections\nfrom typing import List, Dict, Tuple\n"
@@ -427,9 +430,18 @@ def wrong(case: Case) -> str:
 
 
 def plain_python_passes(code: str, script: str) -> bool:
-    """The test in the program's own process, after the header, as `prompt + completion + test` runs."""
+    """The test in the program's own process, after the header, as `prompt + completion + test` runs, in a plain
+    Python with the benchmark environment's modules only."""
     source = HEADER + HELPER + code + "\n" + script + "\n"
-    return subprocess.run([sys.executable, "-c", source], capture_output=True, timeout=30).returncode == 0
+    with plain_python() as (command, env):
+        return subprocess.run([*command, "-c", source], capture_output=True, timeout=30, env=env).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def benchmark_pool():
+    """A sandbox that shows the benchmark environment's third-party modules only, as `bench` judges."""
+    with SandboxPool(SandboxConfig(workers=2, third_party=BENCHMARK_MODULES)) as pool:
+        yield pool
 
 
 def problem(script: str) -> Problem:
@@ -443,10 +455,10 @@ def test_the_corpus_holds_at_least_100_honest_programs():
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: f"{c.kind}:{c.script.splitlines()[-1][:40]}")
-def test_plain_python_and_the_sandbox_agree_on_an_honest_program(sandbox_pool, case):
+def test_plain_python_and_the_sandbox_agree_on_an_honest_program(benchmark_pool, case):
     code = program(case)
     assert plain_python_passes(code, case.script), "the corpus program is wrong, not the judge"
-    report = Judge(sandbox_pool).judge(problem(case.script), code)
+    report = Judge(benchmark_pool).judge(problem(case.script), code)
     assert report.passed, [v.detail for v in report.verdicts]
 
 
@@ -455,10 +467,10 @@ WRONG += [c for c in _list_node_cases() + _class_cases() + _thread_cases() + _is
 
 
 @pytest.mark.parametrize("case", WRONG, ids=lambda c: f"{c.kind}:{c.script[:30]}")
-def test_a_wrong_program_fails_both_ways(sandbox_pool, case):
+def test_a_wrong_program_fails_both_ways(benchmark_pool, case):
     code = wrong(case)
     assert not plain_python_passes(code, case.script)
-    report = Judge(sandbox_pool).judge(problem(case.script), code)
+    report = Judge(benchmark_pool).judge(problem(case.script), code)
     assert not report.passed and not report.infrastructure_error
 
 
@@ -468,3 +480,23 @@ def test_stop_iteration_from_the_program_does_not_end_the_tests_own_loop(sandbox
     script = "assert all(map(f, [1, 2, 3]))"
     report = Judge(sandbox_pool).judge(problem(script), "def f(x):\n    raise StopIteration\n")
     assert not report.passed and "StopIteration" in report.verdicts[0].detail
+
+
+# Installed here (solidcoder's dependencies), not in the benchmark environment: a package and a one-file module.
+UNLISTED = ("typer", "typing_extensions")
+
+
+@pytest.mark.parametrize("module", UNLISTED)
+def test_a_module_the_benchmark_environment_lacks_fails_both_ways_and_imports_in_the_users(benchmark_pool,
+                                                                                          sandbox_pool, module):
+    code = f"import {module}\ndef f(x):\n    return x + 1\n"
+    assert not plain_python_passes(code, "assert f(1) == 2")
+    report = Judge(benchmark_pool).judge(problem("assert f(1) == 2"), code)
+    assert not report.passed and f"No module named '{module}'" in report.verdicts[0].detail
+    assert Judge(sandbox_pool).judge(problem("assert f(1) == 2"), code).passed  # solve's: every installed module
+
+
+def test_the_environment_lists_what_the_sandbox_hides():
+    hidden = unlisted_modules(BENCHMARK_MODULES)
+    names = {module_name(os.path.basename(path)) for path in hidden}
+    assert {"typer", "typing_extensions"} <= names and not names & {"numpy", "solidcoder"}

@@ -16,6 +16,7 @@ from solidcoder.bench.metrics import summarize
 from solidcoder.bench.plan import BenchOptions, BenchPlan, plan_bench
 from solidcoder.bench.runner import BenchRunner, BenchTask, RunSpec, RunTotals
 from solidcoder.errors import BadInput
+from solidcoder.execution.environment import BENCHMARK_MODULES
 from solidcoder.store import ERRORS, RESULTS, RUNS, AppendLog, ResultRow, ResultStore, read_results
 from solidcoder.wording import counted
 
@@ -35,7 +36,9 @@ def run_bench(opts: BenchOptions, echo: Echo = print) -> RunTotals:
         echo("warning: --samples > 1 at temperature 0 draws near-identical samples; set --temperature")
     # The executor starts before the run directory is touched: an unreachable cluster leaves nothing behind.
     hidden = (str(opts.data.data_file),) if opts.data.data_file else ()  # no run may read the answers
-    with make_executor(str(plan.where), SandboxConfig(workers=opts.workers, hidden_paths=hidden)) as pool:
+    # a benchmark's programs import what its own harness's environment has (execution/environment.py)
+    config = SandboxConfig(workers=opts.workers, hidden_paths=hidden, third_party=BENCHMARK_MODULES)
+    with make_executor(str(plan.where), config) as pool:
         store = ResultStore(opts.run_dir)
         try:
             _log_run(plan)

