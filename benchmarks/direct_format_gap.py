@@ -6,9 +6,9 @@ where recorded) and judges, on HumanEval's own hidden tests, each recorded reply
 * plain, as recorded (`extract_code`), then with the maker's stop strings applied to the recorded reply (greedy
   decoding is deterministic, so a reply cut at a stop string is what a run with that stop string writes, the cap
   aside), then with the EvalPlus sanitizer (`reachable_definitions`), then both;
-* qwen, as recorded (stop strings, sanitizer), without the sanitizer (the continued fence as written), and how many
-  of its replies used more than 512 completion tokens (the plain run's cap: a greedy reply under it is the same
-  under any larger cap).
+* qwen, as recorded (stop strings, sanitizer), and without the sanitizer (the continued fence as written);
+* for both, how many replies reached the runs' 512-token cap (a greedy reply that ended before it is the same under
+  any larger cap, the maker's ~1,300 included).
 
     python benchmarks/direct_format_gap.py benchmarks/results/humaneval164_qwen05b \
         --data-file ../shared/data/humaneval_with_sample_io.jsonl
@@ -29,6 +29,8 @@ from solidcoder.stages.base import extract_code
 from solidcoder.stages.prompt_formats import QWEN, QWEN_STOP
 from solidcoder.stages.sanitize import reachable_definitions
 from solidcoder.store import RESULTS, read_rows
+
+CAP = 512  # the runs' --max-tokens
 
 PLAIN_READINGS = {
     "plain, as recorded": lambda text, p: extract_code(text),
@@ -82,9 +84,10 @@ def main() -> None:
             for name, read in readings.items() if replies else ():
                 print(f"{name}: {pass_count(judge, problems, replies, read)}/{len(replies)}")
             if replies:
-                over = sum(r["completion_tokens"] > 512 for r in replies.values())
-                print(f"{strategy}: {over} of {len(replies)} replies used more than 512 completion tokens; "
-                      f"{sum(r['completion_tokens'] for r in replies.values()) / len(replies):.0f} on average")
+                capped = sum(r["completion_tokens"] >= CAP for r in replies.values())
+                print(f"{strategy}: {capped} of {len(replies)} replies reached the {CAP}-token cap; "
+                      f"{sum(r['completion_tokens'] for r in replies.values()) / len(replies):.0f} completion tokens "
+                      "on average")
 
 
 if __name__ == "__main__":
