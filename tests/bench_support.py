@@ -38,9 +38,14 @@ def humaneval_rows() -> dict[str, dict]:
     return {row["entry_point"]: row for row in map(json.loads, HUMANEVAL.read_text().splitlines())}
 
 
+def asked(received: Received) -> str:
+    """The request's last user message (a prefilled assistant turn may follow it)."""
+    return next(m["content"] for m in reversed(received.body["messages"]) if m["role"] == "user")
+
+
 def entry_point_of(received: Received, rows: dict[str, dict]) -> str | None:
-    text = received.body["messages"][-1]["content"]
-    return next((ep for ep in rows if f"`{ep}`" in text), None)
+    text = asked(received)
+    return next((ep for ep in rows if f"`{ep}`" in text or f"def {ep}(" in text), None)
 
 
 def canonical_responder(delay_s: float = 0.0, wrong: set[str] = frozenset(), failing: set[str] = frozenset()):
@@ -54,7 +59,7 @@ def canonical_responder(delay_s: float = 0.0, wrong: set[str] = frozenset(), fai
             return status(500, "scripted outage")
         if ep is None or ep in wrong:
             return reply(f"```python\ndef {ep}(*args):\n    return None\n```", delay_s=delay_s)
-        text = received.body["messages"][-1]["content"]
+        text = asked(received)
         row = next((r for r in every_row if r["entry_point"] == ep and r["prompt"].strip() in text), rows[ep])
         return reply(f"```python\n{row['prompt']}{row['canonical_solution']}\n```", delay_s=delay_s)
 

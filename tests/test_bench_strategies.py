@@ -83,11 +83,17 @@ def test_codesim_replans_after_debug_rounds_run_out(scripted_server, sandbox_poo
     assert results[0]["passed"] and results[0]["calls"] == 5 and results[0]["notes"]["code_versions"] == 3
 
 
-@pytest.mark.parametrize("name", ["direct", "cot", "self_planning", "analogical"])
+@pytest.mark.parametrize("name", ["direct:prompt=plain", "cot", "self_planning", "analogical"])
 def test_one_call_strategies(scripted_server, sandbox_pool, tmp_path, name):
     scripted_server.script(reply("Reasoning first.\n" + GOOD))
     results, _ = run(scripted_server, make_strategy(name), sandbox_pool, tmp_path)
     assert results[0]["passed"] and results[0]["calls"] == 1
+
+
+def test_direct_in_the_makers_format_reads_the_fence_it_opened_continued(scripted_server, sandbox_pool, tmp_path):
+    scripted_server.script(reply("def add(a, b):\n    return a + b\n```\nDone."))  # as vLLM continues the fence
+    results, _ = run(scripted_server, make_strategy("direct"), sandbox_pool, tmp_path)
+    assert results[0]["passed"] and results[0]["code"] == "def add(a, b):\n    return a + b\n"
 
 
 def test_solidcoder_plus_is_algorithm_1_with_the_recommended_refinements(scripted_server, sandbox_pool, tmp_path):

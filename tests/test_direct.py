@@ -29,9 +29,11 @@ def test_direct_is_greedy_unless_the_run_sets_a_temperature(scripted_server, san
 
 
 def test_greedy_and_sampled_direct_have_configurations_of_their_own():
-    greedy, sampled = make_strategy("direct").settings(), make_strategy("direct:sampled").settings()
+    plain = make_strategy("direct:prompt=plain").settings()
+    sampled = make_strategy("direct:sampled,prompt=plain").settings()
     assert sampled == {"template": "strategies/direct"}  # the settings `direct` had before it was greedy
-    assert greedy == {"template": "strategies/direct", "temperature": 0.0}
+    assert plain == {"template": "strategies/direct", "temperature": 0.0}  # before the maker's format
+    assert make_strategy("direct").settings() == make_strategy("direct:prompt=qwen").settings() != plain
 
 
 @pytest.mark.parametrize("options", ["n=0", "n=x", "sampled,n=3", "temperature=3", "best=2"])
@@ -135,10 +137,9 @@ def test_the_makers_format_prefills_a_fence_stops_and_sanitizes(scripted_server,
 
 
 def test_the_makers_format_has_its_own_key_and_the_plain_one_keeps_its_old_key():
-    assert make_strategy("direct:prompt=plain").settings() == make_strategy("direct").settings()
     qwen = make_strategy("direct:prompt=qwen").settings()
     assert qwen["template"] == "strategies/direct_qwen" and qwen["prompt"] == "qwen" and qwen["stop"]
-    assert make_strategy("direct:n=5,prompt=plain").settings() == make_strategy("direct:n=5").settings()
+    assert "prompt" not in make_strategy("direct:n=5,prompt=plain").settings()  # as `direct:n=5` was recorded
 
 
 def test_a_stdin_problem_gets_the_plain_format(scripted_server, sandbox_pool, tmp_path):

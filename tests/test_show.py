@@ -129,12 +129,12 @@ def test_program_text_is_escaped_in_the_terminal_never_sent_raw_or_read_as_marku
 
 
 def test_the_trace_fed_to_ldbs_debugger_is_shown_with_its_blocks(scripted_server, sandbox_pool, tmp_path):
-    router = StageRouter(scripted_server).queue("strategies/direct", BAD)
+    router = StageRouter(scripted_server).queue("strategies/direct_qwen", BAD)
     router.queue("strategies/ldb_debug", LDB_DEBUG).queue("strategies/ldb_fix", GOOD)
     run(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path)
     [phase, scoring] = shown(tmp_path / "run", "--problem", ADD.id)[0]["phases"]
     steps = [(s["type"], s.get("template") or s.get("purpose")) for s in phase["steps"]]
-    assert steps == [("call", "strategies/direct"), ("execution", "strategy"), ("execution", "trace"),
+    assert steps == [("call", "strategies/direct_qwen"), ("execution", "strategy"), ("execution", "trace"),
                      ("call", "strategies/ldb_debug"), ("call", "strategies/ldb_fix"), ("execution", "strategy")]
     traced = phase["steps"][2]
     assert traced["tests"][0]["input"] == "assert add(1, 2) == 3" and traced["tests"][0]["status"] == "blocks"

@@ -39,7 +39,7 @@ def test_direct_writes_the_program_and_records_its_one_call(scripted_server, tmp
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("def add(a, b):") and "UNVERIFIED" not in done.stdout
     record = trajectory(tmp_path)
-    assert [s["template"] for s in record["steps"] if s["type"] == "call"] == ["strategies/direct"]
+    assert [s["template"] for s in record["steps"] if s["type"] == "call"] == ["strategies/direct_qwen"]
     assert record["outcome"]["verified"] and record["usage"]["calls"] == 1
 
 

@@ -269,14 +269,19 @@ def interval_lines(summaries: list[Summary]) -> list[str]:
     return lines
 
 
+# Greedy Direct as the report's baseline, the first the report holds: in the model maker's format (named so in runs
+# before it became `direct`'s default, 2026-12-08), then `direct` (the maker's format since, the plain prompt before).
+GREEDY_DIRECT = ("direct:prompt=qwen", "direct")
+
+
 def baseline(summaries: list[Summary], s: Summary) -> Summary | None:
-    """What `s` is compared with: Direct on the same dataset and model when the report holds it (in the same
-    language where it can; Direct in another language against Direct in Python), else the dataset's first
-    configuration; None for the baseline itself."""
+    """What `s` is compared with: greedy Direct (`GREEDY_DIRECT`) on the same dataset and model when the report holds
+    it (in the same language where it can; Direct in another language against Direct in Python), else the dataset's
+    first configuration; None for the baseline itself."""
     same = [o for o in summaries if o.dataset == s.dataset and o.problems]
-    wanted = "python" if s.strategy == "direct" else s.language
-    direct = sorted((o for o in same if o.strategy == "direct" and o.model == s.model),
-                    key=lambda o: o.language != wanted)
+    wanted = "python" if s.strategy in GREEDY_DIRECT else s.language
+    direct = sorted((o for o in same if o.strategy in GREEDY_DIRECT and o.model == s.model),
+                    key=lambda o: (o.language != wanted, GREEDY_DIRECT.index(o.strategy)))
     found = (direct or same or [None])[0]
     return None if found is s else found
 

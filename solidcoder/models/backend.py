@@ -149,7 +149,9 @@ class ChatBackend:
             top_p=top_p,
             schema=schema,
             n=n,
-            stop=tuple(stop),
+            # stop strings end the continuation of a prefix; a backend that answers a fresh turn instead (its own
+            # opening fence, prose first) would be cut at them
+            stop=tuple(stop) if self.continues or messages[-1].role != "assistant" else (),
         )
 
     def _finish(self, reply: Reply, start: float, request: Request) -> Completion:

@@ -10,7 +10,14 @@ on HumanEval and MBPP (QwenLM/Qwen2.5-Coder, `qwencoder-eval/instruct/eval_plus`
 * its stop strings (`QWEN_STOP`: the end-of-text markers, a top-level `if __name__`, `def main(`, `print(` or `#`,
   and the closing fence);
 * the reply read as its maker reads it: the text before any further fence, tabs as four spaces, then EvalPlus's
-  sanitizer (`reachable_definitions`: the imports and the definitions the entry point reaches).
+  sanitizer (`reachable_definitions`: the imports and the definitions the entry point reaches). A backend that
+  answered a fresh turn instead of continuing the fence (a server without `continue_final_message`) wrote a fence
+  of its own: the program is read after it; a reply that opens no fence is read by `extract_code`.
+
+Two readings are the project's, named here: a LeetCode entry point (`Solution.twoSum`) is reached from its class,
+and where the maker's reading leaves the entry point undefined (a reply that is not the fence's continuation, such
+as prose first from a backend that answered a fresh turn), the reply is read as `plain` reads it, less its
+self-test (`strip_self_tests`), when that defines it.
 
 Departures, named: the user message ends at its closing fence (the maker's has a newline after it); MBPP problems are
 this project's data (a typed function stub from MultiPL-E) where EvalPlus writes the task and one assert in a
@@ -27,7 +34,7 @@ from solidcoder.errors import BadInput
 from solidcoder.languages import PYTHON
 from solidcoder.problem import Problem
 from solidcoder.stages.base import extract_code
-from solidcoder.stages.sanitize import reachable_definitions
+from solidcoder.stages.sanitize import reachable_definitions, strip_self_tests
 
 QWEN_STOP = ("<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name__", "\ndef main(", "\nprint(", "\n#", "\n```")
 _OPENING_FENCE = re.compile(r"\s*```[\w+#-]*[ \t]*\n")
@@ -53,13 +60,38 @@ class PromptFormat:
         """The program in `reply`, read as this format reads it."""
         if not self.maker_reading:
             return extract_code(reply, problem.language)
+        entry = (problem.entry_point or "").split(".")[0]  # `Solution.twoSum`: the class is what is reached from
+        program = self._makers_reading(reply, problem, entry)
+        if _defines(program, entry):
+            return program
         opened = _OPENING_FENCE.match(reply)
-        body = reply[opened.end():].split("```")[0] if opened else extract_code(reply, problem.language)
+        ours = strip_self_tests(extract_code(reply[opened.end():] if opened else reply, problem.language))
+        return ours if _defines(ours, entry) else program
+
+    @staticmethod
+    def _makers_reading(reply: str, problem: Problem, entry: str) -> str:
+        body = _after_fence(reply)
+        body = body.split("```")[0] if body is not None else extract_code(reply, problem.language)
         body = body.replace("\t", "    ")
         try:
-            return reachable_definitions(body, problem.entry_point or "") + "\n"
+            return reachable_definitions(body, entry) + "\n"
         except (SyntaxError, ValueError):  # nothing in it parses: the sandbox gives the verdict on the text itself
             return body
+
+
+def _defines(code: str, name: str) -> bool:
+    """Whether `code` defines `name` at its top level (a function or a class)."""
+    return re.search(rf"^(async\s+def|def|class)\s+{re.escape(name)}\b", code, re.MULTILINE) is not None
+
+
+def _after_fence(reply: str) -> str | None:
+    """The text after the fence the reply opens with (and after a second one, where a server that does not continue a
+    prefilled turn answered with a fence of its own after ours); None when it opens with none."""
+    opened = _OPENING_FENCE.match(reply)
+    if opened is None:
+        return None
+    again = _OPENING_FENCE.match(reply, opened.end())
+    return reply[(again or opened).end():]
 
 
 PLAIN = PromptFormat("plain", "strategies/direct", "the project's Direct prompt; the longest compiling fenced block")

@@ -51,7 +51,10 @@ class DirectSettings:
     sampled: bool = False  # the model's default temperature instead of greedy (one sample only)
     n: int = 1  # best of n
     temperature: float = 0.8  # the samples' temperature when n > 1
-    prompt: str = "plain"  # the prompt format (stages/prompt_formats.py)
+    # The prompt format (stages/prompt_formats.py): the model maker's own since 2026-12-08 (issue 53: greedy 98/164
+    # on HumanEval against the plain prompt's 86/164, benchmarks/results/humaneval164_qwen05b/); rows recorded as
+    # `direct` before then are `direct:prompt=plain` and keep their keys.
+    prompt: str = "qwen"
 
 
 def parse_direct(options: str) -> DirectSettings:
