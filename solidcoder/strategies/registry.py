@@ -103,8 +103,9 @@ ROUTED_OPTIONS = ("samples", "temperature", "full", "max_tier", "full_calls", "o
                   "trace_feedback", "guard")
 BUILT_IN = (
     StrategySpec("direct", "One call, greedy unless --temperature; `sampled`: the model's default temperature; `n=5`: "
-                 "best-of-n, the first sample passing the public tests, else the behaviour majority; `prompt=qwen`: "
-                 "the model maker's own format (stop strings, sanitizer)", _direct,
+                 "best-of-n, the first sample passing the public tests, else the behaviour majority; in the model "
+                 "maker's own format (`prompt=qwen`: a prefilled fence, stop strings, EvalPlus's sanitizer) unless "
+                 "`prompt=plain`", _direct,
                  options=("sampled", "n", "temperature", "prompt")),
     StrategySpec("cot", "One call: reason step by step, then code", _one_call),
     StrategySpec("self_planning", "One call: a short plan, then code that follows it", _one_call),
