@@ -3,7 +3,8 @@ X-Solidcoder-Template header the client sends) and answered from that stage's qu
 state replies per stage, not in global call order, and rewording a template changes no test.
 
 Algorithm 1's templates (prompts/paper/) map to its stages (planning with or without edge cases is the one stage
-"plan"); any other template is its own stage, by name (e.g. "strategies/direct")."""
+"plan"); Direct's prompt in either format (stages/prompt_formats.py) is the one stage "strategies/direct"; any other
+template is its own stage, by name."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from scripted_server import Action, Received, ScriptedServer, reply
 
 TEMPLATE_HEADER = "x-solidcoder-template"
 STAGE_OF_TEMPLATE = {"paper/shift_left": "plan", "paper/red_team_structured": "red_team",
-                     "refinements/red_team_compact": "red_team", **{f"paper/{s}": s for s in (
+                     "refinements/red_team_compact": "red_team", "strategies/direct_qwen": "strategies/direct",
+                     **{f"paper/{s}": s for s in (
     "plan", "plan_check", "plan_refine", "code", "simulate", "red_team", "judge", "fix", "debug", "mental_execute")}}
 
 GOOD = "```python\ndef add(a, b):\n    return a + b\n```"

@@ -92,8 +92,9 @@ def test_algorithm1_settings_today_are_the_recorded_ones(directory, config, stra
 
 
 @pytest.mark.parametrize(("config", "strategy"), [
-    ("85585b926acc", "solidcoder-routed:oracle=program,max_tier=2"),  # the default then: max_tier, oracle left out
-    ("88292702645d", "solidcoder-routed:oracle=shared,max_tier=2"),
+    # the default then: max_tier, oracle and the prompt format left out
+    ("85585b926acc", "solidcoder-routed:oracle=program,max_tier=2,prompt=plain"),
+    ("88292702645d", "solidcoder-routed:oracle=shared,max_tier=2,prompt=plain"),
 ])
 def test_routed_settings_today_are_the_recorded_ones_but_the_answer_rule(config, strategy):
     """Every key of today's settings is the recorded one but `answer` (added after these runs on purpose: the

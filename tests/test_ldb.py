@@ -124,11 +124,11 @@ def test_a_program_that_raises_reports_its_error_and_a_stdin_program_is_traced_a
 
 def test_ldb_debugs_then_fixes_each_round_and_stops_when_the_visible_tests_pass(scripted_server, sandbox_pool,
                                                                                 tmp_path):
-    router = StageRouter(scripted_server).queue("strategies/direct_qwen", BAD)
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD)
     router.queue("strategies/ldb_debug", DEBUG, DEBUG).queue("strategies/ldb_fix", BAD, GOOD, BAD)
     results, errors = run(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path)
     assert errors == [] and results[0]["passed"] and results[0]["notes"]["verified"]
-    assert router.seen == ["strategies/direct_qwen", *["strategies/ldb_debug", "strategies/ldb_fix"] * 2]
+    assert router.seen == ["strategies/direct", *["strategies/ldb_debug", "strategies/ldb_fix"] * 2]
     rounds = results[0]["notes"]["rounds"]
     assert [r["passed"] for r in rounds] == [0, 1] and rounds[0]["verdicts"][0]["correct"] is False
     debug = router.requests("strategies/ldb_debug")[0].body
@@ -141,10 +141,10 @@ def test_ldb_debugs_then_fixes_each_round_and_stops_when_the_visible_tests_pass(
 
 def test_ldb_stops_after_its_rounds_and_answers_with_the_last_program(scripted_server, sandbox_pool, tmp_path):
     router = StageRouter(scripted_server, **{"strategies/ldb_debug": DEBUG, "strategies/ldb_fix": BAD})
-    router.queue("strategies/direct_qwen", BAD)
+    router.queue("strategies/direct", BAD)
     results, _ = run(scripted_server, make_strategy("ldb:rounds=3"), sandbox_pool, tmp_path)
     assert not results[0]["passed"] and results[0]["notes"]["verified"] is False
-    assert router.seen == ["strategies/direct_qwen", *["strategies/ldb_debug", "strategies/ldb_fix"] * 3]
+    assert router.seen == ["strategies/direct", *["strategies/ldb_debug", "strategies/ldb_fix"] * 3]
 
 
 def test_a_seed_that_passes_is_not_debugged_and_the_seed_is_any_strategy(scripted_server, sandbox_pool, tmp_path):
@@ -156,16 +156,16 @@ def test_a_seed_that_passes_is_not_debugged_and_the_seed_is_any_strategy(scripte
 def test_a_program_that_cannot_be_traced_gets_ldbs_feedback_and_no_debug_call(scripted_server, sandbox_pool,
                                                                               tmp_path):
     crash = "```python\ndef add(a, b):\n    return a / 0\n```"
-    router = StageRouter(scripted_server).queue("strategies/direct_qwen", crash).queue("strategies/ldb_fix", GOOD)
+    router = StageRouter(scripted_server).queue("strategies/direct", crash).queue("strategies/ldb_fix", GOOD)
     results, _ = run(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path)
-    assert results[0]["passed"] and router.seen == ["strategies/direct_qwen", "strategies/ldb_fix"]
+    assert results[0]["passed"] and router.seen == ["strategies/direct", "strategies/ldb_fix"]
     assert "Feedback: With the above function, the assertion is `assert add(1, 2) == 3`" in router.prompt(
         "strategies/ldb_fix")
 
 
 def test_the_call_cap_mid_round_answers_with_the_last_program_checked(scripted_server, sandbox_pool, tmp_path):
     # seed, then debug + fix: the cap of 4 calls falls on round 2's fix call; round 1's program is the answer
-    router = StageRouter(scripted_server, **{"strategies/ldb_debug": DEBUG}).queue("strategies/direct_qwen", BAD)
+    router = StageRouter(scripted_server, **{"strategies/ldb_debug": DEBUG}).queue("strategies/direct", BAD)
     router.queue("strategies/ldb_fix", ZERO_BUG, GOOD)
     totals, results, errors = run_capped(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path, 4)
     assert not errors and not totals.stopped and results[0]["calls"] == 4 and not results[0]["passed"]
@@ -186,21 +186,20 @@ def run_sampled(server, strategy, sandbox_pool, tmp_path, temperature: float, ma
 
 def test_the_debug_and_fix_calls_run_at_ldbs_temperature_0_and_1024_tokens_whatever_the_run_sets(
         scripted_server, sandbox_pool, tmp_path):
-    router = StageRouter(scripted_server).queue("strategies/direct_qwen", BAD)
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD)
     router.queue("strategies/ldb_debug", DEBUG).queue("strategies/ldb_fix", GOOD)
     results = run_sampled(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path, 0.8, 300)
-    assert results[0]["passed"]
-    assert router.seen == ["strategies/direct_qwen", "strategies/ldb_debug", "strategies/ldb_fix"]
+    assert results[0]["passed"] and router.seen == ["strategies/direct", "strategies/ldb_debug", "strategies/ldb_fix"]
     sampled = {stage: [(r.body.get("temperature"), r.body.get("max_tokens")) for r in router.requests(stage)]
-               for stage in ("strategies/direct_qwen", "strategies/ldb_debug", "strategies/ldb_fix")}
-    assert sampled == {"strategies/direct_qwen": [(0.8, 300)], "strategies/ldb_debug": [(0.0, 1024)],
+               for stage in ("strategies/direct", "strategies/ldb_debug", "strategies/ldb_fix")}
+    assert sampled == {"strategies/direct": [(0.8, 300)], "strategies/ldb_debug": [(0.0, 1024)],
                        "strategies/ldb_fix": [(0.0, 1024)]}
     settings = make_strategy("ldb").settings()
     assert (settings["temperature"], settings["max_tokens"]) == (0.0, 1024)
 
 
 def test_a_fix_reply_without_code_keeps_the_current_program(scripted_server, sandbox_pool, tmp_path):
-    router = StageRouter(scripted_server).queue("strategies/direct_qwen", BAD)
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD)
     router.queue("strategies/ldb_debug", DEBUG, DEBUG).queue("strategies/ldb_fix", "I cannot see the bug.", GOOD)
     results, errors = run(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path)
     assert not errors and results[0]["passed"]

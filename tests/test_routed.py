@@ -82,10 +82,10 @@ def test_the_report_says_where_the_tokens_went_by_template(scripted_server, sand
 
     StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", GOOD)
     row = routed(scripted_server, sandbox_pool, tmp_path)
-    assert row["template_usage"] == {"strategies/direct": [1, 11, 13], "refinements/red_team_compact": [1, 11, 13],
-                                     "paper/judge": [1, 11, 13]}
+    assert row["template_usage"] == {"strategies/direct_qwen": [1, 11, 13],
+                                     "refinements/red_team_compact": [1, 11, 13], "paper/judge": [1, 11, 13]}
     assert template_lines(summarize([ResultRow.from_dict(row)], [])) == [
-        "t solidcoder-routed (m): tokens per problem by template: strategies/direct 24 (33%), "
+        "t solidcoder-routed (m): tokens per problem by template: strategies/direct_qwen 24 (33%), "
         "refinements/red_team_compact 24 (33%), paper/judge 24 (33%)"]
     older = {**row, "stage_usage": {"direct": [1, 11, 13]}}  # a row recorded before 2026-12-03
     del older["template_usage"]
@@ -186,7 +186,8 @@ def test_a_correct_program_whose_own_self_test_is_wrong_is_accepted_once_the_sel
 def test_without_strip_self_tests_the_same_program_fails_its_public_test_and_routing_goes_on(
         scripted_server, sandbox_pool, tmp_path):
     router = StageRouter(scripted_server, red_team=SUM_TEST).queue("strategies/direct", SELF_TESTED, *[BAD] * 5)
-    strategy = make_strategy("solidcoder-routed:full=solidcoder,max_tier=1")
+    # the plain prompt: the maker's format drops a self-test too (its sanitizer)
+    strategy = make_strategy("solidcoder-routed:full=solidcoder,max_tier=1,prompt=plain")
     results, errors = run(scripted_server, strategy, sandbox_pool, tmp_path, (ADD,))
     assert errors == [] and results[0]["notes"]["tier"] == 1 and not results[0]["passed"]
     assert router.seen == ["strategies/direct"] * 6  # tier 0 failed its public test: no oracle round

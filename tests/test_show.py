@@ -87,7 +87,7 @@ def test_a_fresh_bench_run_records_its_executions_and_show_puts_them_in_their_ti
     assert names[:2] == ["tier 0", "tier 1"] and names[-1] == "scoring on the hidden tests"
     assert view["line"]["passed"] is False
     tier0 = view["phases"][0]["steps"]
-    assert [s["type"] for s in tier0] == ["call", "execution"] and tier0[0]["template"] == "strategies/direct"
+    assert [s["type"] for s in tier0] == ["call", "execution"] and tier0[0]["template"] == "strategies/direct_qwen"
     execution = tier0[1]
     assert execution["purpose"] == "strategy" and execution["passed"] == 0 and execution["total"] == 2
     assert {t["kind"] for t in execution["tests"]} == {"public"} and "return None" in execution["program"]
@@ -129,7 +129,7 @@ def test_program_text_is_escaped_in_the_terminal_never_sent_raw_or_read_as_marku
 
 
 def test_the_trace_fed_to_ldbs_debugger_is_shown_with_its_blocks(scripted_server, sandbox_pool, tmp_path):
-    router = StageRouter(scripted_server).queue("strategies/direct_qwen", BAD)
+    router = StageRouter(scripted_server).queue("strategies/direct", BAD)
     router.queue("strategies/ldb_debug", LDB_DEBUG).queue("strategies/ldb_fix", GOOD)
     run(scripted_server, make_strategy("ldb"), sandbox_pool, tmp_path)
     [phase, scoring] = shown(tmp_path / "run", "--problem", ADD.id)[0]["phases"]

@@ -25,7 +25,7 @@ from stage_router import StageRouter
 
 REPO = Path(__file__).resolve().parents[1]
 SQUARE_TXT = "Return the square of x.\n\ndef square(x):\n\n>>> square(1)\n1\n>>> square(2)\n4\n>>> square(3)\n9\n"
-TWO_OF_THREE = "```python\ndef square(x):\n    return 0 if x == 3 else x * x\n```"
+TWO_OF_THREE = "def square(x):\n    return 0 if x == 3 else x * x"  # as a server continues the prefilled fence
 SLEEPS = "```python\ndef square(x):\n    import time\n    time.sleep(60)\n    return x * x\n```"
 
 
@@ -78,7 +78,7 @@ def test_ctrl_c_cancels_the_call_in_flight_keeps_the_trajectory_and_exits_130_wi
     trajectory = child.trajectory()
     calls = [s for s in trajectory["steps"] if s["type"] == "call"]
     assert trajectory["outcome"]["status"] == "interrupted" and len(calls) == 2
-    assert calls[0]["reply"] == TWO_OF_THREE and not calls[0].get("cancelled")
+    assert calls[0]["reply"] == "```python\n" + TWO_OF_THREE and not calls[0].get("cancelled")
     assert calls[1]["cancelled"] is True and calls[1]["error"].startswith("cancelled") and "reply" not in calls[1]
     assert any(s["type"] == "execution" for s in trajectory["steps"])  # tier 0's program was judged and kept
 

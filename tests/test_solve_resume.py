@@ -20,9 +20,11 @@ from stage_router import StageRouter
 REPO = Path(__file__).resolve().parents[1]
 SQUARE_TXT = "Return the square of x.\n\ndef square(x):\n\n>>> square(1)\n1\n>>> square(2)\n4\n"
 CUBE_TXT = "Return the cube of x.\n\ndef cube(x):\n\n>>> cube(1)\n1\n>>> cube(2)\n8\n"
-SQUARE = "```python\ndef square(x):\n    return x * x\n```"
-CUBE = "```python\ndef cube(x):\n    return x ** 3\n```"
-WRONG_SQUARE = "```python\ndef square(x):\n    return x + x\n```"
+# Replies as a server continues the maker's prefilled fence (solve's default format); recorded after that fence
+FENCE = "```python\n"
+SQUARE = "def square(x):\n    return x * x"
+CUBE = "def cube(x):\n    return x ** 3"
+WRONG_SQUARE = "def square(x):\n    return x + x"
 
 
 def problem(tmp_path: Path, name: str, text: str) -> Path:
@@ -54,8 +56,9 @@ def test_two_problems_into_one_run_dir_keep_a_run_directory_each(scripted_server
         assert done.returncode == 0, done.stderr
     found = {json.loads((run / "trajectory.json").read_text())["problem"]["id"]: run for run in run_directories(runs)}
     assert sorted(found) == ["cube", "square"] and found["square"].name.startswith("square-")
-    assert calls_of(found["cube"] / "trajectory.json")[0]["reply"] == CUBE  # the second did not overwrite the first
-    assert calls_of(found["square"] / "trajectory.json")[0]["reply"] == SQUARE
+    # the second did not overwrite the first
+    assert calls_of(found["cube"] / "trajectory.json")[0]["reply"] == FENCE + CUBE
+    assert calls_of(found["square"] / "trajectory.json")[0]["reply"] == FENCE + SQUARE
 
 
 def test_the_same_problem_and_settings_again_replays_every_call_and_pays_for_none(scripted_server, tmp_path):

@@ -99,6 +99,7 @@ QWEN = PromptFormat("qwen", "strategies/direct_qwen", "Qwen2.5-Coder's own EvalP
                     "stop strings and the EvalPlus sanitizer (call problems in Python; others: plain)",
                     stop=QWEN_STOP, maker_reading=True)
 FORMATS = {f.name: f for f in (PLAIN, QWEN)}
+SAMPLING = QWEN  # the format programs are sampled in unless a strategy says otherwise (`solve --prerank`, tier 1)
 
 
 def prompt_format(name: str) -> PromptFormat:

@@ -1,11 +1,12 @@
 """Sample and select: the one path from a problem to its ranked sampled programs (routing's tier 1, `solve --prerank`).
 
-`sample_and_select` draws programs from the coder model (the Direct prompt, as the choices of one request, so the
-prompt is billed once), prunes them with the cheap verifiers (`FILTERS`: syntax, lint, the first 3 public tests),
-ranks the survivors by behaviour majority on the public inputs (`verify/rank.py`'s `prune_then_rank`, the path
-`rank` measures), and orders them by the run's selector. Every program runs through the judge's one call
-(`Judge.ajudge`), awaited: nothing here runs the sandbox in a thread of its own, and a sandbox failure raises
-`SandboxFailure` rather than prune, keep or rank a program.
+`sample_and_select` draws programs from the coder model (Direct's prompt, in the model maker's format unless the
+caller names another, `stages/prompt_formats.py`, as the choices of one request, so the prompt is billed once),
+prunes them with the cheap verifiers (`FILTERS`: syntax, lint, the first 3 public tests), ranks the survivors by
+behaviour majority on the public inputs (`verify/rank.py`'s `prune_then_rank`, the path `rank` measures), and orders
+them by the run's selector. Every program runs through the judge's one call (`Judge.ajudge`), awaited: nothing here
+runs the sandbox in a thread of its own, and a sandbox failure raises `SandboxFailure` rather than prune, keep or
+rank a program.
 
 Three selectors, as issue 29 names them: `majority` (the ranking's own order: behaviour majority on the public
 inputs), `agreement` (CodeT's dual agreement: the survivors run on tests the model writes from the problem alone,
@@ -28,7 +29,7 @@ from solidcoder.languages import language
 from solidcoder.problem import Problem, TestCase
 from solidcoder.prompting import problem_variables
 from solidcoder.requirements import TRANSFORMERS, Requirement
-from solidcoder.stages.prompt_formats import PLAIN, PromptFormat
+from solidcoder.stages.prompt_formats import SAMPLING, PromptFormat
 from solidcoder.verify.rank import AgreementScorer, Candidate, MajorityScorer, prune_then_rank, reranked
 from solidcoder.verify.weak import filter_requirements, make_verifier
 
@@ -92,7 +93,7 @@ class Selected:
 
 async def sample_and_select(problem: Problem, ctx: SolveContext, samples: int, temperature: float,
                             selector: Selector, generated: GeneratedTests | None = None,
-                            read: Callable[[str], str] | None = None, form: PromptFormat = PLAIN) -> Selected:
+                            read: Callable[[str], str] | None = None, form: PromptFormat = SAMPLING) -> Selected:
     """`samples` programs at `temperature` in the prompt format `form` (`read` takes each out of its reply), pruned,
     ranked by behaviour majority and ordered by `selector`; `generated` are the problem's generated tests when a
     caller shares them (routing's guard), else asked for here if the selector needs them. Programs run on
@@ -107,7 +108,7 @@ async def sample_and_select(problem: Problem, ctx: SolveContext, samples: int, t
 
 
 async def sample_programs(problem: Problem, ctx: SolveContext, samples: int, temperature: float,
-                          read: Callable[[str], str] | None = None, form: PromptFormat = PLAIN) -> list[str]:
+                          read: Callable[[str], str] | None = None, form: PromptFormat = SAMPLING) -> list[str]:
     """`samples` programs from the coder model (Direct's prompt in the format `form`) as the choices of one request,
     each read by `read` (default: as the format reads a reply); a server that returned fewer is asked again for the
     rest."""
