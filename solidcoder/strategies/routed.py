@@ -5,8 +5,9 @@ The SolidCoder paper names difficulty-aware routing as future work; this is the 
 Routed v2 (2026-12-03) is the default: tiers 0 and 1 without an oracle round, tier 2 routed around. Each choice
 cites the development sets' rows (HumanEval 0-39, MBPP 0-39); the settings' comments name them.
 
-* Tier 0: one program written directly (the Direct prompt, at the full loop's temperature, 0 unless the run sets
-  one), run on the public tests. Accepted when they all passed and at least one ran. With `oracle=shared` (routed
+* Tier 0: one program written directly (Direct's prompt in the model maker's format since 2026-12-08, `prompt=plain`
+  for the project's own prompt before, stages/prompt_formats.py; at the full loop's temperature, 0 unless the run
+  sets one), run on the public tests. Accepted when they all passed and at least one ran. With `oracle=shared` (routed
   v1's setting) or `oracle=program`, an oracle round runs too (a judged red-team test, executed) and must pass: the
   test is written from the problem alone and shared with tier 1, or written against the program.
 * Tier 0's guard (`guard=tests`, off by default): before tier 0's program is accepted, the model writes tests from
@@ -35,7 +36,7 @@ row's `notes.tier` and `notes.tiers`.
 Options follow a colon, as Algorithm 1's refinements do: `solidcoder-routed:samples=3,max_tier=1,full=solidcoder`
 (`samples` tier 1's count, `temperature` its sampling temperature, `max_tier` the last tier tried, `full` the
 Algorithm 1 preset or ablation tier 2 runs, `full_calls` its call budget, `none` for the run's cap alone, `oracle`
-`none`, `shared` or `program`, `selector` `majority`, `agreement` or `orm` (with
+`none`, `shared` or `program`, `prompt` `qwen` or `plain`, `selector` `majority`, `agreement` or `orm` (with
 `orm` a trained ORM's directory), `guard` `none` or `tests`, `trace_feedback`
 tier 2's debug trace, `values` or `blocks`). With `max_tier` below 2 a problem no tier accepted is answered with the
 best program its tiers produced, unverified.
