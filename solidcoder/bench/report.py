@@ -287,7 +287,7 @@ def baseline(summaries: list[Summary], s: Summary) -> Summary | None:
 
 
 def signal_lines(summaries: list[Summary]) -> list[str]:
-    """Intervals, each configuration against Direct, and against best-of-n Direct at equal tokens."""
+    """Intervals, each configuration against Direct, and against best-of-n Direct at equal completion tokens."""
     return interval_lines(summaries) + comparison_lines(summaries) + equal_compute_lines(summaries, method)
 
 
