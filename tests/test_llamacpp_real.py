@@ -232,7 +232,6 @@ def test_the_embedded_model_continues_a_prefilled_turn_and_stops_at_a_stop_strin
     france = model.complete([Message("user", "What is the capital of France?"),
                              Message("assistant", "The capital of France is")], temperature=0.0, max_tokens=30)
     assert france.text.startswith("The capital of France is Paris") and france.completion_tokens <= 4
-    asked = [Message("user", "What is the capital of France?")]
-    whole, cut = (model.complete(asked, temperature=0.0, max_tokens=30, stop=stop) for stop in ((), ("Paris",)))
+    whole, cut = (model.complete(ASK, temperature=0.0, max_tokens=30, stop=stop) for stop in ((), ("Paris",)))
     assert "Paris" in whole.text and "Paris" not in cut.text and whole.text.startswith(cut.text)
     assert cut.completion_tokens < whole.completion_tokens  # llama.cpp stopped there, not only the cut after it

@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 
-from bench_support import bench_command, canonical_responder, rows, run_cli
+from bench_support import asked, bench_command, canonical_responder, rows, run_cli
 from scripted_server import Received, reply
 from test_bench_strategies import run
 
@@ -25,8 +25,9 @@ ADD_TXT = "Return the sum of a and b.\n\ndef add(a, b):\n\n>>> add(1, 2)\n3\n>>>
 
 def _flat_for(entry_points: set[str], otherwise):
     def respond(received: Received):
-        text = received.body["messages"][-1]["content"]
-        return reply(FLAT) if any(f"`{ep}`" in text for ep in entry_points) else otherwise(received)
+        text = asked(received)
+        return reply(FLAT) if any(f"`{ep}`" in text or f"def {ep}(" in text for ep in entry_points) \
+            else otherwise(received)
 
     return respond
 

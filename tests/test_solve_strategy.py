@@ -83,7 +83,7 @@ def test_solve_routes_by_default_and_stops_at_the_first_tier_that_accepts(script
     record = trajectory(tmp_path)
     assert record["strategy"] == "solidcoder-routed" and record["outcome"]["notes"]["tier"] == 0
     calls = [s["template"] for s in record["steps"] if s["type"] == "call"]
-    assert calls == ["strategies/direct"]  # tier 0 asks no oracle by default
+    assert calls == ["strategies/direct_qwen"]  # tier 0 asks no oracle by default
     executions = [s for s in record["steps"] if s["type"] == "execution"]
     assert [e["purpose"] for e in executions] == ["strategy", "final"]  # tier 0's public tests, then solve's own
     assert all(t["kind"] == "public" and t["status"] == "pass" for e in executions for t in e["tests"])

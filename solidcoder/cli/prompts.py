@@ -20,6 +20,7 @@ prompts_app = typer.Typer(cls=Commands, no_args_is_help=True,
 # strategy's option that adds a template of its own.
 OTHER_USES = {
     "strategies/direct": ("solve --prerank",),
+    "strategies/direct_qwen": ("solve --prerank",),
     "refinements/generated_tests": ("solve --selector agreement",),
     "tasks/trace_output": ("bench --dataset cruxeval",),
     "tasks/trace_variable": ("bench --dataset cruxeval-vars",),

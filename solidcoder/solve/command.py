@@ -41,6 +41,7 @@ from solidcoder.languages import chosen, for_problem
 from solidcoder.problem import Problem, TestCase, load_problem
 from solidcoder.solve.progress import call_progress
 from solidcoder.solve.textproblem import read_problem_text
+from solidcoder.stages.prompt_formats import SAMPLING
 from solidcoder.strategies.selection import Selector
 from solidcoder.wording import counted
 
@@ -334,7 +335,7 @@ def _summary_rows(outcome) -> list[tuple[str, object]]:
     stages = attempt.stages if attempt else []
     loop = [("plans used", stages.count("plan")), ("debug rounds", stages.count("debug") + stages.count("fix")),
             ("accumulated tests", len(attempt.kept or ()) if attempt else 0)] if "plan" in stages else []
-    sampled = len(trajectory.calls("strategies/direct")) if "prerank" in trajectory.header else 0
+    sampled = len(trajectory.calls(SAMPLING.template)) if "prerank" in trajectory.header else 0
     apart = [f"{sampled} of them sampling"] * bool(sampled) + [f"{usage.replayed} replayed"] * bool(usage.replayed)
     return [*loop, *_prerank_row(trajectory.header),
             ("model calls", f"{usage.calls} ({', '.join(apart)})" if apart else usage.calls),
