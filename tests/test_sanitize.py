@@ -115,3 +115,8 @@ def test_the_first_definition_of_a_name_wins():
 
 def test_an_entry_point_the_code_lacks_leaves_the_imports():
     assert reachable_definitions("import os\ndef g():\n    return 1\n", "f") == "import os"
+
+
+def test_a_long_reply_that_does_not_parse_is_searched_in_its_first_lines_only():
+    reply = "def f(x):\n    return x\n" + "this is not python\n" * 5000
+    assert reachable_definitions(reply, "f") == "def f(x):\n    return x"  # read from its first 300 lines, at once

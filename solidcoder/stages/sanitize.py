@@ -76,12 +76,18 @@ def reachable_definitions(code: str, entry_point: str) -> str:
     return "\n".join(ast.get_source_segment(code, node) or "" for node in kept)
 
 
+# A reply that does not parse whole is searched for its longest parsing run among its first lines only: the search
+# parses every run of lines (cubic in their count: about a second at 300 lines), and a reply is untrusted input.
+MAX_RUN_LINES = 300
+
+
 def longest_parsing_run(code: str) -> str:
     """The run of whole lines with the most non-blank lines that parses (the earliest among equals); the code
-    itself when it parses. EvalPlus's `code_extract`."""
+    itself when it parses. EvalPlus's `code_extract`, over the first `MAX_RUN_LINES` lines of code that does not
+    parse whole (EvalPlus searches them all)."""
     if _parses(code):
         return code
-    lines, best, most = code.split("\n"), (0, 0), 0
+    lines, best, most = code.split("\n")[:MAX_RUN_LINES], (0, 0), 0
     for first in range(len(lines)):
         for last in range(first + 1, len(lines)):
             size = sum(1 for line in lines[first:last + 1] if line.strip())
